@@ -1,0 +1,50 @@
+"""maxent_privacy: what can an adversary infer from a published anonymized table?
+
+The data flow, one module each: releases (``data``) -> model and knowledge (``model``)
+-> solve with a certificate (``solve``) -> posteriors and duals (``results``) -> privacy
+metrics (``metrics``); ``anonymize`` produces releases, ``datasets`` ships the papers'
+examples and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
+
+>>> from maxent_privacy import Bucketized, MaxEntModel, datasets
+>>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+...                      sa="disease", group="bucket")
+>>> model = MaxEntModel(release)
+>>> model.add(model.P("Breast Cancer", gender="male") == 0)
+>>> model.solve().posterior().loc[("female", "junior"), "Breast Cancer"]
+1.0
+"""
+
+from . import anonymize, datasets, metrics
+from .data import Bucketized
+from .errors import (
+    InaccurateSolution,
+    InfeasibleKnowledge,
+    KnowledgeError,
+    MaxEntError,
+    ReleaseError,
+    SolverFailed,
+    SolverNotInstalled,
+)
+from .model import MaxEntModel
+from .results import Certificate, Result
+from .solve import InaccuracyWarning, exp_cone_solvers
+
+__all__ = [
+    "Bucketized",
+    "Certificate",
+    "InaccuracyWarning",
+    "InaccurateSolution",
+    "InfeasibleKnowledge",
+    "KnowledgeError",
+    "MaxEntError",
+    "MaxEntModel",
+    "ReleaseError",
+    "Result",
+    "SolverFailed",
+    "SolverNotInstalled",
+    "anonymize",
+    "datasets",
+    "exp_cone_solvers",
+    "metrics",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,43 @@
+"""Exceptions raised by maxent_privacy.
+
+Every error names the column, value, fact or solver at fault in one line, so that a
+user can fix the input without reading a traceback.
+"""
+
+from __future__ import annotations
+
+
+class MaxEntError(Exception):
+    """Base class of every error raised by this package."""
+
+
+class ReleaseError(MaxEntError, ValueError):
+    """A published table is malformed (missing column, empty value, bad group)."""
+
+
+class KnowledgeError(MaxEntError, ValueError):
+    """A fact refers to an unknown attribute or value, is out of range or is not DCP."""
+
+
+class SolverNotInstalled(MaxEntError, ValueError):
+    """The requested solver is unknown or not installed."""
+
+
+class SolverFailed(MaxEntError, RuntimeError):
+    """The solver did not return an optimal answer (status other than optimal)."""
+
+
+class InaccurateSolution(MaxEntError, RuntimeError):
+    """The solver's answer failed our own certificate check (residual or gap too large)."""
+
+
+class InfeasibleKnowledge(MaxEntError, RuntimeError):
+    """The facts contradict the data or each other.
+
+    ``conflicts`` is a DataFrame naming the facts involved (may be empty when the solver
+    gave no certificate to work from).
+    """
+
+    def __init__(self, message: str, conflicts=None):
+        super().__init__(message)
+        self.conflicts = conflicts

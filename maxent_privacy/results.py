@@ -1,0 +1,204 @@
+"""Results of a solve: posteriors as DataFrames, duals, the certificate, a summary.
+
+>>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+>>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+...                                sa="disease", group="bucket"))
+>>> result = model.solve()
+>>> result.posterior().sum(axis=1).round(9).unique().tolist()
+[1.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Certificate", "Result"]
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """What our own arithmetic says about a solver's answer.
+
+    * ``data_residual``: largest violation of a QI-/SA-invariant, relative to its right
+      side (records / max(1, records)); negative cells count as violations too.
+    * ``knowledge_residual``: largest violation of a fact, in the fact's own units
+      (probability for ``P(...)`` facts).
+    * ``entropy``: H(S | Q, B) of the answer, nats per record (Du et al. Eq. (2)).
+    * ``dual_bound``: the Lagrange dual at the solver's multipliers, an upper bound on the
+      maximum entropy (NaN when a fact is not linear).
+    * ``gap``: dual_bound - entropy (>= 0 up to the residuals).
+    """
+
+    data_residual: float
+    knowledge_residual: float
+    entropy: float
+    dual_bound: float
+    gap: float
+    tolerance: float
+    n_records: int
+
+    @property
+    def primal_residual(self) -> float:
+        """The larger of the data and knowledge residuals."""
+        return max(self.data_residual, self.knowledge_residual)
+
+    @property
+    def ok(self) -> bool:
+        """True when the residual is within tolerance."""
+        return self.primal_residual <= self.tolerance
+
+    def __str__(self) -> str:
+        return (
+            f"residual {self.primal_residual:.1e} (data {self.data_residual:.1e}, knowledge "
+            f"{self.knowledge_residual:.1e}), entropy {self.entropy:.6f} nats/record, "
+            f"dual bound {self.dual_bound:.6f}, gap {self.gap:.1e}"
+        )
+
+
+class Result:
+    """The maximum-entropy estimate of a model, checked by our certificate.
+
+    Attributes
+    ----------
+    x : ndarray
+        Cell values (expected record counts), aligned with ``model.cells``.
+    status : str
+        ``"optimal"``, or ``"optimal_inaccurate"`` when the solver said so or the duality
+        gap is large (the residual check passed in both cases).
+    certificate : Certificate
+    duals : Series
+        One value per fact (``name`` or ``name[i]`` for vector facts): the rate of change
+        of the maximum entropy H (nats per record) when the fact is relaxed by one unit.
+        For ``expr == p`` and ``expr <= p`` that is dH*/dp; for ``expr >= p`` it is
+        -dH*/dp. Inequality duals are >= 0 and 0 when the fact is slack. NaN for a fact
+        whose cells the presolve fixed entirely (its multiplier is not unique; for a
+        ``P(...) == 0`` fact the derivative is +inf) and for non-linear facts.
+    solver_stats : dict
+        Solver, components, closed-form count, times and iterations.
+    components : DataFrame
+        One row per solved component (and one for all closed-form ones).
+    """
+
+    def __init__(self, model, x, status, certificate, duals, solver_stats, components,
+                 fact_residuals, fixed):
+        self.model = model
+        self.x = x
+        self.status = status
+        self.certificate = certificate
+        self.duals = duals
+        self.solver_stats = solver_stats
+        self.components = components
+        self.fact_residuals = pd.Series(fact_residuals, name="residual", dtype=float)
+        self.fixed = fixed
+
+    # ------------------------------------------------------------- posteriors
+    def cell_table(self) -> pd.DataFrame:
+        """``model.cells`` with the estimated count ``x`` and ``P(s | class)``."""
+        cells = self.model.cells.copy()
+        cells["x"] = self.x
+        cells["p"] = self.x / cells["n"].to_numpy(dtype=float)
+        return cells
+
+    def posterior(self, by: str | None = None) -> pd.DataFrame:
+        """P(S | QI) as a DataFrame: index = QI values, columns = sensitive values.
+
+        ``by="group"`` gives P(S | QI, group), the index then ends with the group column.
+        Rows sum to 1.
+        """
+        m = self.model
+        if by is None:
+            keys = list(m.qi)
+        elif by == "group":
+            keys = list(m.qi) + [m.group]
+        else:
+            raise ValueError(f"by must be None or 'group', got {by!r}")
+        cells = m.cells[keys + [m.sa]].copy()
+        cells["x"] = self.x
+        table = cells.groupby(keys + [m.sa], sort=True, observed=True)["x"].sum()
+        table = table.unstack(m.sa, fill_value=0.0)
+        sizes = m.release.frame.groupby(keys, sort=True, observed=True).size()
+        table = table.div(sizes.reindex(table.index).to_numpy(dtype=float), axis=0)
+        columns = sorted(table.columns, key=str)
+        table = table[columns]
+        if not isinstance(table.index, pd.MultiIndex):
+            table.index = pd.MultiIndex.from_arrays([table.index], names=keys)
+        table.columns.name = m.sa
+        return table
+
+    def posterior_of(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Posterior rows for each row of ``frame`` (matched on the QI columns)."""
+        post = self.posterior()
+        keys = pd.MultiIndex.from_frame(frame[self.model.qi])
+        return post.reindex(keys)
+
+    @property
+    def entropy(self) -> float:
+        """H(S | Q, B) of the estimate, nats per record."""
+        return self.certificate.entropy
+
+    # -------------------------------------------------------------- reports
+    def summary(self) -> str:
+        """A few lines of text: sizes, solver, status, certificate and duals."""
+        m = self.model
+        s = self.solver_stats
+        lines = [
+            f"Privacy-MaxEnt result: {m.n_records} records, {len(m.classes)} classes, "
+            f"{m.n_cells} cells, {len(m.facts)} facts",
+            f"solver {s['solver']}: status {self.status}; {s['components']} components "
+            f"({s['closed_form']} closed form, {s['solved']} solved), "
+            f"{s['fixed_by_presolve']} cells fixed by presolve, "
+            f"{s['total_time']:.2f} s",
+            f"certificate: {self.certificate}",
+        ]
+        if len(self.duals):
+            lines.append("duals (dH*/d(relaxation), nats/record per unit):")
+            for name, v in self.duals.head(20).items():
+                lines.append(f"  {name}: {v:.6g}")
+            if len(self.duals) > 20:
+                lines.append(f"  ... ({len(self.duals) - 20} more)")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        s = self.solver_stats
+        c = self.certificate
+        rows = [
+            ("records / classes / cells", f"{self.model.n_records} / {len(self.model.classes)}"
+             f" / {self.model.n_cells}"),
+            ("facts", str(len(self.model.facts))),
+            ("solver", f"{s['solver']} ({self.status})"),
+            ("components", f"{s['components']} ({s['closed_form']} closed form)"),
+            ("entropy H(S|Q,B)", f"{c.entropy:.6f} nats/record"),
+            ("dual bound / gap", f"{c.dual_bound:.6f} / {c.gap:.1e}"),
+            ("residual (data / knowledge)", f"{c.data_residual:.1e} / "
+             f"{c.knowledge_residual:.1e}"),
+        ]
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                       f"<td>{html.escape(v)}</td></tr>" for k, v in rows)
+        duals = self.duals.to_frame()._repr_html_() if len(self.duals) else ""
+        return f"<b>Privacy-MaxEnt result</b><table>{body}</table>{duals}"
+
+    def __repr__(self) -> str:
+        return (f"<Result {self.status}: H={self.certificate.entropy:.6f} nats/record, "
+                f"residual {self.certificate.primal_residual:.1e}, "
+                f"{len(self.duals)} duals>")
+
+    def plot(self, ax=None, by: str | None = None, cmap: str = "viridis"):
+        """Heatmap of the posterior P(S | QI) (matplotlib)."""
+        import matplotlib.pyplot as plt
+
+        post = self.posterior(by=by)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(1 + 0.6 * post.shape[1], 1 + 0.35 * post.shape[0]))
+        im = ax.imshow(post.to_numpy(), aspect="auto", vmin=0, vmax=1, cmap=cmap)
+        ax.set_xticks(np.arange(post.shape[1]))
+        ax.set_xticklabels([str(c) for c in post.columns], rotation=45, ha="right")
+        ax.set_yticks(np.arange(post.shape[0]))
+        ax.set_yticklabels([", ".join(map(str, i)) for i in post.index])
+        ax.set_xlabel(str(post.columns.name))
+        ax.figure.colorbar(im, ax=ax, label="posterior")
+        return ax

@@ -1,0 +1,656 @@
+"""Solving a MaxEntModel: presolve, decomposition, the solver call, our certificate.
+
+The steps, in order:
+
+1. **Presolve** (exact). Equality rows (the data's invariants and linear equality facts)
+   whose free cells all have positive coefficients and whose remaining right side is 0
+   force those cells to 0; a row with one free cell fixes it. Repeated until nothing
+   changes. This is what ``P(Breast Cancer | male) = 0`` does on Figure 1: the women of
+   buckets 1 and 2 are then fixed to Breast Cancer with value exactly 1.
+2. **Data rows of the reduced problem.** Per bucket, the free cells form a bipartite graph
+   between QI- and SA-invariant rows; each of its connected pieces has exactly one implied
+   row, which is dropped (Du et al. Theorem 3 keeps the system full rank).
+3. **Components.** Cells linked by a data row or a fact form connected components, each an
+   independent problem. A component that no fact touches and whose cells form a full
+   class x value product has the closed form x[c, s] = R_c C_s / T (Eq. (9), Theorem 5).
+4. **Solve** the rest with a conic solver through cvxpy.
+5. **Certificate.** Residuals of every data row and fact recomputed from the answer, the
+   entropy, and a dual bound from the multipliers: for ``max sum -x log(x/n)`` subject to
+   ``A x = b`` and ``G x <= h`` the Lagrange dual is
+   ``g(nu, mu) = nu.b + mu.h + sum n exp(-1 - A'nu - G'mu)`` (mu >= 0), an upper bound on
+   the maximum entropy. The gap g - F is reported; an answer whose residual exceeds the
+   tolerance raises :class:`InaccurateSolution`.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from .errors import InaccurateSolution, InfeasibleKnowledge, SolverFailed, SolverNotInstalled
+
+__all__ = ["exp_cone_solvers", "solve_model", "InaccuracyWarning"]
+
+
+class InaccuracyWarning(UserWarning):
+    """The solver's answer passed the residual check but its duality gap is large."""
+
+
+#: solver options used unless the caller gives their own
+DEFAULT_OPTIONS = {
+    "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000},
+    "ECOS": {"max_iters": 200},
+    "CLARABEL": {"max_iter": 400},
+}
+
+
+def exp_cone_solvers() -> list[str]:
+    """Installed cvxpy solvers that handle the exponential cone (entropy)."""
+    from cvxpy.constraints import ExpCone
+    from cvxpy.reductions.solvers.defines import SOLVER_MAP_CONIC
+
+    installed = set(cp.installed_solvers())
+    out = []
+    for name, solver in SOLVER_MAP_CONIC.items():
+        if name not in installed or name.endswith("_BB"):
+            continue
+        if name == "MOSEK" or ExpCone in getattr(solver, "SUPPORTED_CONSTRAINTS", []):
+            out.append(name)
+    return out
+
+
+def pick_solver(solver: str | None) -> str:
+    """Normalize a solver name; raise with the installed ones listed if unavailable."""
+    if solver is None:
+        return "CLARABEL"
+    name = str(solver).upper()
+    available = exp_cone_solvers()
+    if name not in available:
+        known = name in cp.installed_solvers()
+        why = (
+            "is installed but cannot handle the exponential cone (entropy)"
+            if known else "is not installed"
+        )
+        raise SolverNotInstalled(
+            f"solver {solver!r} {why}; installed solvers that can: {', '.join(available)}"
+        )
+    return name
+
+
+# ------------------------------------------------------------------- presolve
+def _presolve(E: sp.csr_array, e: np.ndarray, zero_rows: sp.csr_array, n: int,
+              tol: float) -> np.ndarray:
+    """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free."""
+    fixed = np.full(n, np.nan)
+    if zero_rows.shape[0]:
+        fixed[np.unique(zero_rows.indices)] = 0.0
+    E = sp.csr_array(E)
+    scale = np.maximum(1.0, np.abs(e))
+    for _ in range(10_000):
+        free = np.isnan(fixed)
+        if not free.any():
+            break
+        vals = np.where(free, 0.0, fixed)
+        r = e - E @ vals
+        Ef = E[:, free] if not free.all() else E
+        free_idx = np.flatnonzero(free)
+        Ef = sp.csr_array(Ef)
+        nnz = np.diff(Ef.indptr)
+        neg = np.asarray((Ef < 0).sum(axis=1)).ravel()
+        changed = False
+        # rows with nonnegative coefficients and nothing left to fill: all zero
+        zero = (nnz > 0) & (neg == 0) & (np.abs(r) <= 1e-12 * scale)
+        if zero.any():
+            cols = free_idx[np.unique(Ef[zero].indices)]
+            fixed[cols] = 0.0
+            changed = True
+        # rows with a single free cell: its value is determined
+        single = (nnz == 1) & ~zero
+        if single.any():
+            sub = Ef[single]
+            cols = free_idx[sub.indices]
+            value = r[single] / sub.data
+            value = np.where(np.abs(value) <= 1e-12 * scale[single], 0.0, value)
+            still = np.isnan(fixed[cols])
+            fixed[cols[still]] = value[still]
+            changed = changed or bool(still.any())
+        if not changed:
+            break
+    return fixed
+
+
+def _bipartite_pieces(rows_a: np.ndarray, rows_b: np.ndarray, na: int, nb: int) -> np.ndarray:
+    """Connected-piece label of every b-node in the bipartite graph of edges (a, b)."""
+    m = len(rows_a)
+    adj = sp.coo_array(
+        (np.ones(m), (rows_a, na + rows_b)), shape=(na + nb, na + nb)
+    ).tocsr()
+    _, labels = connected_components(adj, directed=False)
+    return labels
+
+
+def _entropy_terms(x: np.ndarray, n: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(x)
+    pos = x > 0
+    out[pos] = -x[pos] * np.log(x[pos] / n[pos])
+    return out
+
+
+def _dual_bound(A_eq, b_eq, nu, G, h, mu, n) -> float:
+    """Lagrange dual of max sum -x log(x/n) s.t. A_eq x = b_eq, G x <= h (mu clipped >= 0)."""
+    mu = np.maximum(mu, 0.0) if mu is not None and len(mu) else np.zeros(0)
+    z = -1.0 - A_eq.T @ nu
+    val = float(nu @ b_eq)
+    if G is not None and G.shape[0]:
+        z = z - G.T @ mu
+        val += float(mu @ h)
+    with np.errstate(over="ignore"):
+        val += float(np.sum(n * np.exp(z)))
+    return val
+
+
+# --------------------------------------------------------------------- solve
+def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
+                verbose=False, options=None, polish=True):
+    from .results import Certificate, Result
+
+    t_start = time.perf_counter()
+    solver_name = pick_solver(solver)
+    opts = dict(DEFAULT_OPTIONS.get(solver_name, {}))
+    opts.update(options or {})
+    n = model.n_cells
+    N = model.n_records
+    n_cls, n_gs = len(model._class_n), len(model._gs_n)
+    cells = np.arange(n)
+    ones = np.ones(n)
+    A_cls = sp.csr_array((ones, (model._cls, cells)), shape=(n_cls, n))
+    A_gs = sp.csr_array((ones, (model._gs, cells)), shape=(n_gs, n))
+
+    facts = model.facts
+    lin = [f for f in facts if f.sense in ("==", "<=")]
+    convex = [f for f in facts if f.sense == "convex"]
+    eq_facts = [f for f in lin if f.sense == "=="]
+    in_facts = [f for f in lin if f.sense == "<="]
+
+    def stack(fs):
+        if not fs:
+            return sp.csr_array((0, n)), np.zeros(0)
+        return sp.vstack([f.A for f in fs], format="csr"), np.concatenate([f.b for f in fs])
+
+    F_eq, f_eq = stack(eq_facts)
+    F_in, f_in = stack(in_facts)
+
+    # ---- 1. presolve
+    if presolve:
+        E = sp.vstack([A_cls, A_gs, F_eq], format="csr")
+        e = np.concatenate([model._class_n, model._gs_n, f_eq])
+        # inequality rows a x <= 0 with a >= 0 force zeros too
+        if F_in.shape[0]:
+            nonneg = np.asarray((F_in < 0).sum(axis=1)).ravel() == 0
+            zero_in = nonneg & (np.abs(f_in) <= 1e-15) & (np.diff(F_in.indptr) > 0)
+            zero_rows = F_in[zero_in]
+        else:
+            zero_rows = sp.csr_array((0, n))
+        fixed = _presolve(E, e, zero_rows, n, tol)
+    else:
+        fixed = np.full(n, np.nan)
+    free = np.isnan(fixed)
+    x = np.where(free, 0.0, fixed)
+    if (x < -tol).any():
+        bad = int(np.argmin(x))
+        raise InfeasibleKnowledge(
+            f"the facts force a negative count ({x[bad]:.3g}) on cell {bad}: they contradict "
+            "the data",
+            conflicts=pd.DataFrame({"fact": [f.name for f in eq_facts]}),
+        )
+    x = np.maximum(x, 0.0)
+    free_idx = np.flatnonzero(free)
+    pos_of = np.full(n, -1)
+    pos_of[free_idx] = np.arange(len(free_idx))
+
+    # ---- 2. reduced data rows
+    r_cls = model._class_n - A_cls @ x
+    r_gs = model._gs_n - A_gs @ x
+    f_cls = model._cls[free_idx]
+    f_gs = model._gs[free_idx]
+    pieces = _bipartite_pieces(f_cls, f_gs, n_cls, n_gs)
+    gs_piece = pieces[n_cls:]
+    gs_has_free = np.bincount(f_gs, minlength=n_gs) > 0
+    cls_has_free = np.bincount(f_cls, minlength=n_cls) > 0
+    # drop one SA row (the last) of each piece
+    gs_ids = np.flatnonzero(gs_has_free)
+    last = pd.Series(gs_ids).groupby(gs_piece[gs_ids]).max().to_numpy()
+    keep_gs = gs_has_free.copy()
+    keep_gs[last] = False
+    cls_rows = np.flatnonzero(cls_has_free)
+    gs_rows = np.flatnonzero(keep_gs)
+    A_red = sp.vstack([A_cls[cls_rows], A_gs[gs_rows]], format="csr")[:, free_idx]
+    b_red = np.concatenate([r_cls[cls_rows], r_gs[gs_rows]])
+    A_red = sp.csr_array(A_red)
+
+    # fact rows on free cells (row-scaled to max |coef| = 1 for the solver)
+    def reduce_rows(F, f):
+        if F.shape[0] == 0:
+            return sp.csr_array((0, len(free_idx))), np.zeros(0), np.zeros(0)
+        rhs = f - F @ x
+        Fr = sp.csr_array(F[:, free_idx]) if len(free_idx) else sp.csr_array((F.shape[0], 0))
+        scale = np.ones(F.shape[0])
+        nz = np.diff(Fr.indptr) > 0
+        if nz.any():
+            mx = np.zeros(F.shape[0])
+            absF = abs(Fr)
+            mx[nz] = np.asarray(absF.max(axis=1).toarray()).ravel()[nz]
+            scale[nz] = mx[nz]
+        return Fr, rhs, scale
+
+    Feq_r, feq_r, feq_scale = reduce_rows(F_eq, f_eq)
+    Fin_r, fin_r, fin_scale = reduce_rows(F_in, f_in)
+    # fact rows with nothing free must already hold
+    empty_eq = np.diff(Feq_r.indptr) == 0
+    empty_in = np.diff(Fin_r.indptr) == 0
+    _check_resolved(eq_facts, empty_eq, np.abs(feq_r), tol, "==")
+    _check_resolved(in_facts, empty_in, -fin_r, tol, "<=")
+
+    # ---- 3. components
+    n_free = len(free_idx)
+    n_rows_d = A_red.shape[0]
+    incid = [A_red, Feq_r, Fin_r]
+    conv_fp = []
+    for f in convex:
+        fp = pos_of[f.cells]
+        fp = fp[fp >= 0]
+        conv_fp.append(fp)
+        incid.append(sp.csr_array((np.ones(len(fp)), (np.zeros(len(fp), dtype=int), fp)),
+                                  shape=(1, n_free)))
+    M = sp.vstack(incid, format="csr") if n_free else sp.csr_array((0, 0))
+    n_rows = M.shape[0]
+    if n_free == 0:
+        comp_of_cell = np.zeros(0, dtype=int)
+        n_comp = 0
+    elif decompose:
+        big = sp.bmat([[None, M.T], [M, None]], format="csr")
+        _, labels = connected_components(big, directed=False)
+        comp_of_cell = labels[:n_free]
+        _, comp_of_cell = np.unique(comp_of_cell, return_inverse=True)
+        n_comp = int(comp_of_cell.max()) + 1
+    else:
+        comp_of_cell = np.zeros(n_free, dtype=int)
+        n_comp = 1
+    row_comp = np.full(n_rows, -1)
+    Mcoo = M.tocoo()
+    row_comp[Mcoo.row] = comp_of_cell[Mcoo.col] if n_free else row_comp[Mcoo.row]
+
+    n_eq, n_in = Feq_r.shape[0], Fin_r.shape[0]
+    nu_d = np.zeros(n_rows_d)
+    nu_eq = np.full(n_eq, np.nan)
+    mu_in = np.full(n_in, np.nan)
+    nu_eq[~empty_eq] = 0.0
+    mu_in[~empty_in] = 0.0
+    y_all = np.zeros(n_free)
+    n_free_cells = model._n[free_idx]
+    comp_records = []
+    statuses = []
+    bound_free = 0.0
+    t_setup = time.perf_counter() - t_start
+
+    order = np.argsort(comp_of_cell, kind="stable")
+    bounds = np.searchsorted(comp_of_cell[order], np.arange(n_comp + 1))
+    row_order = np.argsort(row_comp, kind="stable")
+    row_bounds = np.searchsorted(row_comp[row_order], np.arange(n_comp + 1))
+    # closed form (Eq. 9) for every component without facts whose cells are a full
+    # class x value product, all at once
+    comp_has_fact = np.zeros(n_comp, dtype=bool)
+    fact_row_comp = row_comp[n_rows_d:]
+    comp_has_fact[fact_row_comp[fact_row_comp >= 0]] = True
+    if n_comp:
+        cls_f = model._cls[free_idx]
+        gs_f = model._gs[free_idx]
+        n_cells_k = np.bincount(comp_of_cell, minlength=n_comp)
+        cls_comp = np.full(n_cls, -1)
+        cls_comp[cls_f] = comp_of_cell
+        gs_comp = np.full(n_gs, -1)
+        gs_comp[gs_f] = comp_of_cell
+        n_cls_k = np.bincount(cls_comp[cls_comp >= 0], minlength=n_comp)
+        n_gs_k = np.bincount(gs_comp[gs_comp >= 0], minlength=n_comp)
+        T = np.bincount(cls_comp[cls_comp >= 0], weights=r_cls[cls_comp >= 0],
+                        minlength=n_comp)
+        product = (n_cells_k == n_cls_k * n_gs_k) & (T > 0)
+        closed = product & ~comp_has_fact
+        cf = closed[comp_of_cell]
+        if cf.any():
+            kc = comp_of_cell[cf]
+            Rc, Cs = r_cls[cls_f[cf]], r_gs[gs_f[cf]]
+            y_all[cf] = Rc * Cs / T[kc]
+            # multipliers: nu_c + nu_s = -1 - log(y/n); the dropped SA row has nu = 0
+            dropped_gs = np.flatnonzero(gs_has_free & ~keep_gs)
+            c_star = np.ones(n_comp)
+            c_star[gs_comp[dropped_gs]] = r_gs[dropped_gs]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                nu_cls = -1.0 - np.log(r_cls / model._class_n) \
+                    - np.log(c_star[np.maximum(cls_comp, 0)] / T[np.maximum(cls_comp, 0)])
+                nu_gs = -np.log(r_gs / T[np.maximum(gs_comp, 0)]) \
+                    + np.log(c_star[np.maximum(gs_comp, 0)] / T[np.maximum(gs_comp, 0)])
+            row_is_closed = closed[np.maximum(row_comp[:n_rows_d], 0)] & (row_comp[:n_rows_d] >= 0)
+            nu_rows = np.concatenate([nu_cls[cls_rows], nu_gs[gs_rows]])
+            nu_d[row_is_closed] = nu_rows[row_is_closed]
+            Acf = A_red[row_is_closed][:, np.flatnonzero(cf)]
+            bound_free += _dual_bound(Acf, b_red[row_is_closed], nu_d[row_is_closed],
+                                      None, None, None, n_free_cells[cf])
+        n_closed = int(closed.sum())
+        if n_closed:
+            comp_records.append({"component": "closed form", "cells": int(cf.sum()),
+                                 "facts": 0, "method": f"closed form ({n_closed} components)",
+                                 "status": "optimal", "solve_time": 0.0, "iterations": 0})
+    else:
+        closed = np.zeros(0, dtype=bool)
+        n_closed = 0
+    for k in np.flatnonzero(~closed):
+        cidx = order[bounds[k]:bounds[k + 1]]
+        rows_k = row_order[row_bounds[k]:row_bounds[k + 1]]
+        dk = rows_k[rows_k < n_rows_d]
+        ek = rows_k[(rows_k >= n_rows_d) & (rows_k < n_rows_d + n_eq)] - n_rows_d
+        ik = rows_k[(rows_k >= n_rows_d + n_eq) & (rows_k < n_rows_d + n_eq + n_in)] \
+            - n_rows_d - n_eq
+        ck = rows_k[rows_k >= n_rows_d + n_eq + n_in] - n_rows_d - n_eq - n_in
+        Ad = sp.csr_array(A_red[dk][:, cidx])
+        bd = b_red[dk]
+        nk = n_free_cells[cidx]
+        # a conic solve
+        y = cp.Variable(len(cidx))
+        cons = [Ad @ y == bd] if len(dk) else []
+        Fe = Fi = None
+        if len(ek):
+            Fe = sp.csr_array(Feq_r[ek][:, cidx] / feq_scale[ek][:, None])
+            cons.append(Fe @ y == feq_r[ek] / feq_scale[ek])
+        if len(ik):
+            Fi = sp.csr_array(Fin_r[ik][:, cidx] / fin_scale[ik][:, None])
+            cons.append(Fi @ y <= fin_r[ik] / fin_scale[ik])
+        if len(ck):
+            S = sp.csr_array((np.ones(len(cidx)), (free_idx[cidx], np.arange(len(cidx)))),
+                             shape=(n, len(cidx)))
+            repl = S @ y + x
+            for j in ck:
+                cons.append(_substitute(convex[j].constraint, model.x, repl))
+        prob = cp.Problem(cp.Maximize(-cp.sum(cp.rel_entr(y, nk))), cons)
+        t0 = time.perf_counter()
+        try:
+            prob.solve(solver=solver_name, verbose=verbose, **opts)
+        except cp.error.SolverError as err:
+            raise SolverFailed(f"{solver_name} failed on component {k} "
+                               f"({len(cidx)} cells): {err}") from err
+        elapsed = time.perf_counter() - t0
+        status = prob.status
+        names = _fact_names(eq_facts, ek) + _fact_names(in_facts, ik) + \
+            [convex[j].name for j in ck]
+        if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+            raise InfeasibleKnowledge(
+                f"the facts contradict the data: {len(set(names))} facts share the "
+                f"infeasible part ({', '.join(sorted(set(names))[:5])}"
+                + (", ..." if len(set(names)) > 5 else "") + ")",
+                conflicts=pd.DataFrame({"fact": sorted(set(names))}),
+            )
+        if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or y.value is None:
+            raise SolverFailed(f"{solver_name} returned status {status!r} on component {k} "
+                               f"({len(cidx)} cells, facts: {', '.join(names[:5])})")
+        statuses.append(status)
+        stats = prob.solver_stats
+        comp_records.append({"component": k, "cells": len(cidx), "facts": len(set(names)),
+                             "method": solver_name, "status": status,
+                             "solve_time": stats.solve_time if stats.solve_time is not None
+                             else elapsed,
+                             "iterations": stats.num_iters, "wall_time": elapsed})
+        yk = np.maximum(np.asarray(y.value).ravel(), 0.0)
+        duals_k = [np.asarray(c.dual_value, dtype=float).ravel() for c in cons[:3]]
+        i = 0
+        nud = np.zeros(0)
+        nu_e = mu_i = None
+        if len(dk):
+            nud = duals_k[i]
+            i += 1
+        if len(ek):
+            nu_e = duals_k[i]
+            i += 1
+        if len(ik):
+            mu_i = np.maximum(duals_k[i], 0.0)
+            i += 1
+        polished = False
+        if polish and not len(ck):
+            # inequality rows with a positive multiplier act as equalities
+            active = np.zeros(0, dtype=bool) if Fi is None else mu_i > 1e-9 * max(
+                1.0, float(np.max(mu_i, initial=0.0)))
+            blocks = [Ad] + ([Fe] if Fe is not None else []) + (
+                [Fi[active]] if Fi is not None and active.any() else [])
+            rhs = [bd] + ([feq_r[ek] / feq_scale[ek]] if Fe is not None else []) + (
+                [fin_r[ik][active] / fin_scale[ik][active]] if Fi is not None and active.any()
+                else [])
+            start = [nud] + ([nu_e] if nu_e is not None else []) + (
+                [mu_i[active]] if Fi is not None and active.any() else [])
+            out = _polish(sp.vstack(blocks, format="csr"), np.concatenate(rhs),
+                          np.concatenate(start), nk)
+            if out is not None:
+                yp, nup = out
+                ok = True
+                j = len(dk)
+                if Fe is not None:
+                    j += len(ek)
+                if Fi is not None:
+                    mu_new = np.zeros(len(ik))
+                    mu_new[active] = nup[j:]
+                    slack = Fi @ yp - fin_r[ik] / fin_scale[ik]
+                    ok = bool((mu_new >= -1e-12).all() and (slack <= 1e-12).all())
+                if ok:
+                    polished = True
+                    yk = yp
+                    nud = nup[:len(dk)]
+                    if Fe is not None:
+                        nu_e = nup[len(dk):len(dk) + len(ek)]
+                    if Fi is not None:
+                        mu_i = np.maximum(mu_new, 0.0)
+        comp_records[-1]["polished"] = polished
+        y_all[cidx] = yk
+        nu_d[dk] = nud
+        if nu_e is not None:
+            nu_eq[ek] = nu_e / feq_scale[ek]
+        if mu_i is not None:
+            mu_in[ik] = mu_i / fin_scale[ik]
+        if len(ck):
+            bound_free = np.nan
+        elif not np.isnan(bound_free):
+            A_all = Ad if Fe is None else sp.vstack([Ad, Fe], format="csr")
+            b_all = bd if Fe is None else np.concatenate([bd, feq_r[ek] / feq_scale[ek]])
+            nu_all = nud if nu_e is None else np.concatenate([nud, nu_e])
+            h = None if Fi is None else fin_r[ik] / fin_scale[ik]
+            bound_free += _dual_bound(A_all, b_all, nu_all, Fi, h, mu_i, nk)
+
+    x[free_idx] = y_all
+    t_total = time.perf_counter() - t_start
+
+    # ---- 5. certificate from our own arithmetic
+    data_res = max(
+        float(np.max(np.abs(A_cls @ x - model._class_n) / np.maximum(1, model._class_n),
+                     initial=0)),
+        float(np.max(np.abs(A_gs @ x - model._gs_n) / np.maximum(1, model._gs_n), initial=0)),
+    )
+    know = [0.0]
+    fact_res = {}
+    for f in eq_facts:
+        r = float(np.max(np.abs(f.A @ x - f.b), initial=0))
+        fact_res[f.name] = r
+        know.append(r)
+    for f in in_facts:
+        r = float(np.max(np.maximum(f.A @ x - f.b, 0), initial=0))
+        fact_res[f.name] = r
+        know.append(r)
+    if convex:
+        old = model.x.value
+        model.x.value = x
+        try:
+            for f in convex:
+                r = float(np.max(f.constraint.violation(), initial=0))
+                fact_res[f.name] = r
+                know.append(r)
+        finally:
+            model.x.value = old
+    know_res = max(know)
+    F = float(_entropy_terms(x, model._n).sum())
+    F_fixed = float(_entropy_terms(np.where(free, 0.0, x), model._n).sum())
+    bound = F_fixed + bound_free if not np.isnan(bound_free) else np.nan
+    gap = (bound - F) / N if not np.isnan(bound) else np.nan
+
+    # duals on the user's scale: rate of change of H (nats/record) per unit of the fact
+    duals = {}
+    pos = 0
+    for f in eq_facts:
+        v = nu_eq[pos:pos + f.size] / N
+        pos += f.size
+        duals[f.name] = v
+    pos = 0
+    for f in in_facts:
+        v = mu_in[pos:pos + f.size] / N
+        pos += f.size
+        duals[f.name] = v
+    for f in convex:
+        duals[f.name] = np.array([np.nan])
+    order_names = [f.name for f in facts]
+    dual_series = _dual_series(order_names, duals, facts)
+
+    cert = Certificate(
+        data_residual=data_res,
+        knowledge_residual=know_res,
+        entropy=F / N,
+        dual_bound=bound / N if not np.isnan(bound) else np.nan,
+        gap=gap,
+        tolerance=tol,
+        n_records=N,
+    )
+    status = "optimal" if all(s == cp.OPTIMAL for s in statuses) else "optimal_inaccurate"
+    comps = pd.DataFrame(comp_records)
+    solver_stats = {
+        "solver": solver_name,
+        "components": n_comp,
+        "closed_form": n_closed,
+        "solved": n_comp - n_closed,
+        "fixed_by_presolve": int((~free).sum()),
+        "cells": n,
+        "setup_time": t_setup,
+        "solve_time": float(comps["solve_time"].sum()) if len(comps) else 0.0,
+        "iterations": int(comps["iterations"].fillna(0).sum()) if len(comps) else 0,
+        "total_time": t_total,
+        "options": opts,
+    }
+    if cert.primal_residual > tol:
+        raise InaccurateSolution(
+            f"{solver_name} answer fails our check: {cert}; tolerance {tol:g} "
+            "(try another solver or tighter solver options)"
+        )
+    gap_ok = np.isnan(gap) or abs(gap) <= max(tol, 1e-6 * abs(F / N))
+    if not gap_ok:
+        status = "optimal_inaccurate"
+        warnings.warn(f"{solver_name}: duality gap {gap:.2e} nats/record exceeds {tol:g}",
+                      InaccuracyWarning, stacklevel=3)
+    return Result(model=model, x=x, status=status, certificate=cert, duals=dual_series,
+                  solver_stats=solver_stats, components=comps, fact_residuals=fact_res,
+                  fixed=~free)
+
+
+def _polish(A, b, nu, n, max_iter: int = 30):
+    """Newton's method on the Lagrange dual from the solver's multipliers.
+
+    ``g(nu) = nu.b + sum n exp(-1 - A'nu)``, gradient ``b - A x(nu)``, Hessian
+    ``A diag(x) A'`` with ``x(nu) = n exp(-1 - A'nu)``. Started next to the optimum (the
+    solver's answer) it converges quadratically to the residuals of floating point; the
+    primal answer is then x(nu) itself. Returns ``(x, nu)`` or ``None`` when a step fails
+    (singular Hessian, no progress), in which case the solver's answer stands.
+    """
+    from scipy.sparse.linalg import spsolve
+
+    AT = sp.csc_array(A.T)
+
+    def x_of(v):
+        return n * np.exp(np.clip(-1.0 - AT @ v, -700.0, 700.0))
+
+    scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
+    x = x_of(nu)
+    r = A @ x - b
+    res = float(np.max(np.abs(r), initial=0.0))
+    for _ in range(max_iter):
+        if res <= 1e-13 * scale:
+            return x, nu
+        H = sp.csc_array(A @ sp.diags_array(x) @ AT)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                d = spsolve(H, r)
+            except Exception:
+                return None
+        if not np.all(np.isfinite(d)):
+            return None
+        t = 1.0
+        while t > 1e-6:
+            nu_t = nu + t * d
+            x_t = x_of(nu_t)
+            r_t = A @ x_t - b
+            res_t = float(np.max(np.abs(r_t), initial=0.0))
+            if res_t < res:
+                break
+            t *= 0.5
+        else:
+            break
+        nu, x, r, res = nu_t, x_t, r_t, res_t
+    return (x, nu) if res <= 1e-9 * scale else None
+
+
+def _fact_names(fs, rows) -> list[str]:
+    out, starts, pos = [], [], 0
+    for f in fs:
+        starts.append(pos)
+        pos += f.size
+    starts = np.array(starts + [pos])
+    for r in rows:
+        j = int(np.searchsorted(starts, r, side="right") - 1)
+        out.append(fs[j].name)
+    return out
+
+
+def _check_resolved(fs, empty, violation, tol, sense):
+    """Fact rows with no free cell left must already hold."""
+    if not empty.any():
+        return
+    names = _fact_names(fs, np.flatnonzero(empty & (violation > tol)))
+    if names:
+        uniq = sorted(set(names))
+        raise InfeasibleKnowledge(
+            f"the facts contradict the data: {len(uniq)} fact(s) cannot hold once the data's "
+            f"forced values are in ({', '.join(uniq[:5])})",
+            conflicts=pd.DataFrame({"fact": uniq}),
+        )
+
+
+def _dual_series(names, duals, facts) -> pd.Series:
+    index, values = [], []
+    for f in facts:
+        v = np.atleast_1d(duals[f.name])
+        if f.size == 1 and not f.shape:
+            index.append(f.name)
+            values.append(float(v[0]))
+        else:
+            for i, vi in enumerate(v):
+                index.append(f"{f.name}[{i}]")
+                values.append(float(vi))
+    return pd.Series(values, index=pd.Index(index, name="fact"), name="dual", dtype=float)
+
+
+def _substitute(node, var, replacement):
+    """Copy a cvxpy expression or constraint tree with ``var`` replaced."""
+    if node is var:
+        return replacement
+    args = getattr(node, "args", None)
+    if not args:
+        return node
+    return node.copy([_substitute(a, var, replacement) for a in args])
