@@ -17,8 +17,9 @@ from .model import MaxEntModel
 
 
 def _show(frame: pd.DataFrame) -> str:
-    with pd.option_context("display.width", 120, "display.max_columns", 20,
-                           "display.float_format", "{:.4f}".format):
+    with pd.option_context(
+        "display.width", 120, "display.max_columns", 20, "display.float_format", "{:.4f}".format
+    ):
         return frame.to_string()
 
 
@@ -34,8 +35,10 @@ def demo(out=sys.stdout) -> int:
 
     model = MaxEntModel(release)
     result = model.solve()
-    print("\nP(disease | gender, degree) without background knowledge "
-          "(Eq. (9) in every bucket):", file=out)
+    print(
+        "\nP(disease | gender, degree) without background knowledge (Eq. (9) in every bucket):",
+        file=out,
+    )
     print(_show(result.posterior()), file=out)
     print(f"certificate: {result.certificate}", file=out)
 
@@ -46,8 +49,11 @@ def demo(out=sys.stdout) -> int:
     print(f"certificate: {result.certificate}", file=out)
     women = result.posterior(by="group")["Breast Cancer"]
     sure = women[women >= 1 - 1e-9]
-    print("\nthe women of buckets 1 and 2 have Breast Cancer with certainty: "
-          + ", ".join(f"{g} {d} in bucket {b}" for g, d, b in sure.index), file=out)
+    print(
+        "\nthe women of buckets 1 and 2 have Breast Cancer with certainty: "
+        + ", ".join(f"{g} {d} in bucket {b}" for g, d, b in sure.index),
+        file=out,
+    )
     return 0
 
 

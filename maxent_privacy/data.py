@@ -30,9 +30,8 @@ __all__ = ["Bucketized"]
 def _check_columns(frame: pd.DataFrame, columns: Sequence[str], role: str) -> None:
     for col in columns:
         if col not in frame.columns:
-            raise ReleaseError(
-                f"{role} column {col!r} is not in the table (columns: {', '.join(map(str, frame.columns))})"
-            )
+            have = ", ".join(map(str, frame.columns))
+            raise ReleaseError(f"{role} column {col!r} is not in the table (columns: {have})")
 
 
 class Bucketized:
@@ -74,7 +73,9 @@ class Bucketized:
         seen: set[str] = set()
         for col in roles:
             if col in seen:
-                raise ReleaseError(f"column {col!r} is given more than one role (qi, sa, group, person)")
+                raise ReleaseError(
+                    f"column {col!r} is given more than one role (qi, sa, group, person)"
+                )
             seen.add(col)
         if len(frame) == 0:
             raise ReleaseError("the release has no rows")
@@ -83,12 +84,16 @@ class Bucketized:
             missing = data[col].isna().to_numpy()
             if missing.any():
                 row = data.index[np.argmax(missing)]
+                row = row.item() if hasattr(row, "item") else row
                 raise ReleaseError(
-                    f"column {col!r} has a missing value (row {row!r}); drop or fill such rows first"
+                    f"column {col!r} has a missing value (row {row!r}); "
+                    "drop or fill such rows first"
                 )
         if person is not None and data[person].duplicated().any():
-            dup = data.loc[data[person].duplicated(), person].iloc[0]
-            raise ReleaseError(f"person id {dup!r} occurs in more than one row of column {person!r}")
+            dup = data.loc[data[person].duplicated(), person].tolist()[0]
+            raise ReleaseError(
+                f"person id {dup!r} occurs in more than one row of column {person!r}"
+            )
         self.frame = data
         self.qi = qi
         self.sa = sa

@@ -208,7 +208,9 @@ class MaxEntModel:
         n_q = int(rec.sum())
         if n_q == 0:
             raise KnowledgeError(
-                "no record of the release matches " + ", ".join(parts) + "; P(. | that) is undefined"
+                "no record of the release matches "
+                + ", ".join(parts)
+                + "; P(. | that) is undefined"
             )
         lhs = values[0] if len(values) == 1 else " or ".join(map(_fmt, values))
         label = f"P({lhs}" + (" | " + ", ".join(parts) if parts else "") + ")"
@@ -290,8 +292,10 @@ class MaxEntModel:
         if grad is None or (not sp.issparse(grad) and np.isscalar(grad) and grad == 0):
             A = sp.csr_array((size, self.n_cells))
         else:
-            A = sp.csr_array(sp.csc_array(grad).T) if sp.issparse(grad) else sp.csr_array(
-                np.atleast_2d(np.asarray(grad)).T
+            A = (
+                sp.csr_array(sp.csc_array(grad).T)
+                if sp.issparse(grad)
+                else sp.csr_array(np.atleast_2d(np.asarray(grad)).T)
             )
         A.eliminate_zeros()
         return A, const
@@ -321,8 +325,11 @@ class MaxEntModel:
         if op is not None and len(constraint.args) == 2:
             left, right = (self._label_of(a) for a in constraint.args)
             if left is not None and right is not None:
-                if op == "<=" and self._labels.get(id(constraint.args[1])) is not None and \
-                        self._labels.get(id(constraint.args[0])) is None:
+                if (
+                    op == "<="
+                    and self._labels.get(id(constraint.args[1])) is not None
+                    and self._labels.get(id(constraint.args[0])) is None
+                ):
                     return f"{right} >= {left}"
                 return f"{left} {op} {right}"
         return f"fact {len(self.facts) + 1}"
@@ -394,14 +401,21 @@ class MaxEntModel:
         )
         if linear:
             if kind in ("Equality", "Zero"):
-                expr, sense = constraint.expr if kind == "Zero" else constraint.args[0] - constraint.args[1], "=="
+                expr, sense = (
+                    constraint.expr if kind == "Zero" else constraint.args[0] - constraint.args[1],
+                    "==",
+                )
             else:
-                expr = constraint.expr if kind == "NonPos" else constraint.args[0] - constraint.args[1]
+                expr = (
+                    constraint.expr if kind == "NonPos" else constraint.args[0] - constraint.args[1]
+                )
                 sense = "<="
             A, const = self._linearize(expr)
             fact = Fact(name, constraint, sense, A, -const, np.unique(A.indices), expr.shape)
         else:
-            fact = Fact(name, constraint, "convex", None, None, self._footprint_constraint(constraint))
+            fact = Fact(
+                name, constraint, "convex", None, None, self._footprint_constraint(constraint)
+            )
         self.facts.append(fact)
         return self
 
@@ -429,9 +443,17 @@ class MaxEntModel:
         )
 
     # ------------------------------------------------------------------ solve
-    def solve(self, solver: str | None = None, *, decompose: bool = True,
-              presolve: bool = True, polish: bool = True, tol: float = 1e-6,
-              verbose: bool = False, **options):
+    def solve(
+        self,
+        solver: str | None = None,
+        *,
+        decompose: bool = True,
+        presolve: bool = True,
+        polish: bool = True,
+        tol: float = 1e-6,
+        verbose: bool = False,
+        **options,
+    ):
         """Maximize the entropy subject to the data and the facts; return a Result.
 
         ``solver`` is a cvxpy solver name that handles the exponential cone (default
@@ -448,8 +470,16 @@ class MaxEntModel:
         """
         from .solve import solve_model
 
-        return solve_model(self, solver=solver, decompose=decompose, presolve=presolve,
-                           tol=tol, verbose=verbose, options=options, polish=polish)
+        return solve_model(
+            self,
+            solver=solver,
+            decompose=decompose,
+            presolve=presolve,
+            tol=tol,
+            verbose=verbose,
+            options=options,
+            polish=polish,
+        )
 
     def __repr__(self) -> str:
         return (

@@ -82,8 +82,9 @@ class Result:
         One row per solved component (and one for all closed-form ones).
     """
 
-    def __init__(self, model, x, status, certificate, duals, solver_stats, components,
-                 fact_residuals, fixed):
+    def __init__(
+        self, model, x, status, certificate, duals, solver_stats, components, fact_residuals, fixed
+    ):
         self.model = model
         self.x = x
         self.status = status
@@ -167,25 +168,30 @@ class Result:
         s = self.solver_stats
         c = self.certificate
         rows = [
-            ("records / classes / cells", f"{self.model.n_records} / {len(self.model.classes)}"
-             f" / {self.model.n_cells}"),
+            (
+                "records / classes / cells",
+                f"{self.model.n_records} / {len(self.model.classes)} / {self.model.n_cells}",
+            ),
             ("facts", str(len(self.model.facts))),
             ("solver", f"{s['solver']} ({self.status})"),
             ("components", f"{s['components']} ({s['closed_form']} closed form)"),
             ("entropy H(S|Q,B)", f"{c.entropy:.6f} nats/record"),
             ("dual bound / gap", f"{c.dual_bound:.6f} / {c.gap:.1e}"),
-            ("residual (data / knowledge)", f"{c.data_residual:.1e} / "
-             f"{c.knowledge_residual:.1e}"),
+            ("residual (data / knowledge)", f"{c.data_residual:.1e} / {c.knowledge_residual:.1e}"),
         ]
-        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-                       f"<td>{html.escape(v)}</td></tr>" for k, v in rows)
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+            for k, v in rows
+        )
         duals = self.duals.to_frame()._repr_html_() if len(self.duals) else ""
         return f"<b>Privacy-MaxEnt result</b><table>{body}</table>{duals}"
 
     def __repr__(self) -> str:
-        return (f"<Result {self.status}: H={self.certificate.entropy:.6f} nats/record, "
-                f"residual {self.certificate.primal_residual:.1e}, "
-                f"{len(self.duals)} duals>")
+        return (
+            f"<Result {self.status}: H={self.certificate.entropy:.6f} nats/record, "
+            f"residual {self.certificate.primal_residual:.1e}, "
+            f"{len(self.duals)} duals>"
+        )
 
     def plot(self, ax=None, by: str | None = None, cmap: str = "viridis"):
         """Heatmap of the posterior P(S | QI) (matplotlib)."""

@@ -75,7 +75,8 @@ def pick_solver(solver: str | None) -> str:
         known = name in cp.installed_solvers()
         why = (
             "is installed but cannot handle the exponential cone (entropy)"
-            if known else "is not installed"
+            if known
+            else "is not installed"
         )
         raise SolverNotInstalled(
             f"solver {solver!r} {why}; installed solvers that can: {', '.join(available)}"
@@ -84,8 +85,9 @@ def pick_solver(solver: str | None) -> str:
 
 
 # ------------------------------------------------------------------- presolve
-def _presolve(E: sp.csr_array, e: np.ndarray, zero_rows: sp.csr_array, n: int,
-              tol: float) -> np.ndarray:
+def _presolve(
+    E: sp.csr_array, e: np.ndarray, zero_rows: sp.csr_array, n: int, tol: float
+) -> np.ndarray:
     """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free."""
     fixed = np.full(n, np.nan)
     if zero_rows.shape[0]:
@@ -128,9 +130,7 @@ def _presolve(E: sp.csr_array, e: np.ndarray, zero_rows: sp.csr_array, n: int,
 def _bipartite_pieces(rows_a: np.ndarray, rows_b: np.ndarray, na: int, nb: int) -> np.ndarray:
     """Connected-piece label of every b-node in the bipartite graph of edges (a, b)."""
     m = len(rows_a)
-    adj = sp.coo_array(
-        (np.ones(m), (rows_a, na + rows_b)), shape=(na + nb, na + nb)
-    ).tocsr()
+    adj = sp.coo_array((np.ones(m), (rows_a, na + rows_b)), shape=(na + nb, na + nb)).tocsr()
     _, labels = connected_components(adj, directed=False)
     return labels
 
@@ -156,8 +156,16 @@ def _dual_bound(A_eq, b_eq, nu, G, h, mu, n) -> float:
 
 
 # --------------------------------------------------------------------- solve
-def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
-                verbose=False, options=None, polish=True):
+def solve_model(
+    model,
+    solver=None,
+    decompose=True,
+    presolve=True,
+    tol=1e-6,
+    verbose=False,
+    options=None,
+    polish=True,
+):
     from .results import Certificate, Result
 
     t_start = time.perf_counter()
@@ -266,8 +274,9 @@ def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
         fp = pos_of[f.cells]
         fp = fp[fp >= 0]
         conv_fp.append(fp)
-        incid.append(sp.csr_array((np.ones(len(fp)), (np.zeros(len(fp), dtype=int), fp)),
-                                  shape=(1, n_free)))
+        incid.append(
+            sp.csr_array((np.ones(len(fp)), (np.zeros(len(fp), dtype=int), fp)), shape=(1, n_free))
+        )
     M = sp.vstack(incid, format="csr") if n_free else sp.csr_array((0, 0))
     n_rows = M.shape[0]
     if n_free == 0:
@@ -318,8 +327,7 @@ def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
         gs_comp[gs_f] = comp_of_cell
         n_cls_k = np.bincount(cls_comp[cls_comp >= 0], minlength=n_comp)
         n_gs_k = np.bincount(gs_comp[gs_comp >= 0], minlength=n_comp)
-        T = np.bincount(cls_comp[cls_comp >= 0], weights=r_cls[cls_comp >= 0],
-                        minlength=n_comp)
+        T = np.bincount(cls_comp[cls_comp >= 0], weights=r_cls[cls_comp >= 0], minlength=n_comp)
         product = (n_cells_k == n_cls_k * n_gs_k) & (T > 0)
         closed = product & ~comp_has_fact
         cf = closed[comp_of_cell]
@@ -332,31 +340,47 @@ def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
             c_star = np.ones(n_comp)
             c_star[gs_comp[dropped_gs]] = r_gs[dropped_gs]
             with np.errstate(divide="ignore", invalid="ignore"):
-                nu_cls = -1.0 - np.log(r_cls / model._class_n) \
+                nu_cls = (
+                    -1.0
+                    - np.log(r_cls / model._class_n)
                     - np.log(c_star[np.maximum(cls_comp, 0)] / T[np.maximum(cls_comp, 0)])
-                nu_gs = -np.log(r_gs / T[np.maximum(gs_comp, 0)]) \
-                    + np.log(c_star[np.maximum(gs_comp, 0)] / T[np.maximum(gs_comp, 0)])
+                )
+                nu_gs = -np.log(r_gs / T[np.maximum(gs_comp, 0)]) + np.log(
+                    c_star[np.maximum(gs_comp, 0)] / T[np.maximum(gs_comp, 0)]
+                )
             row_is_closed = closed[np.maximum(row_comp[:n_rows_d], 0)] & (row_comp[:n_rows_d] >= 0)
             nu_rows = np.concatenate([nu_cls[cls_rows], nu_gs[gs_rows]])
             nu_d[row_is_closed] = nu_rows[row_is_closed]
             Acf = A_red[row_is_closed][:, np.flatnonzero(cf)]
-            bound_free += _dual_bound(Acf, b_red[row_is_closed], nu_d[row_is_closed],
-                                      None, None, None, n_free_cells[cf])
+            bound_free += _dual_bound(
+                Acf, b_red[row_is_closed], nu_d[row_is_closed], None, None, None, n_free_cells[cf]
+            )
         n_closed = int(closed.sum())
         if n_closed:
-            comp_records.append({"component": "closed form", "cells": int(cf.sum()),
-                                 "facts": 0, "method": f"closed form ({n_closed} components)",
-                                 "status": "optimal", "solve_time": 0.0, "iterations": 0})
+            comp_records.append(
+                {
+                    "component": "closed form",
+                    "cells": int(cf.sum()),
+                    "facts": 0,
+                    "method": f"closed form ({n_closed} components)",
+                    "status": "optimal",
+                    "solve_time": 0.0,
+                    "iterations": 0,
+                }
+            )
     else:
         closed = np.zeros(0, dtype=bool)
         n_closed = 0
     for k in np.flatnonzero(~closed):
-        cidx = order[bounds[k]:bounds[k + 1]]
-        rows_k = row_order[row_bounds[k]:row_bounds[k + 1]]
+        cidx = order[bounds[k] : bounds[k + 1]]
+        rows_k = row_order[row_bounds[k] : row_bounds[k + 1]]
         dk = rows_k[rows_k < n_rows_d]
         ek = rows_k[(rows_k >= n_rows_d) & (rows_k < n_rows_d + n_eq)] - n_rows_d
-        ik = rows_k[(rows_k >= n_rows_d + n_eq) & (rows_k < n_rows_d + n_eq + n_in)] \
-            - n_rows_d - n_eq
+        ik = (
+            rows_k[(rows_k >= n_rows_d + n_eq) & (rows_k < n_rows_d + n_eq + n_in)]
+            - n_rows_d
+            - n_eq
+        )
         ck = rows_k[rows_k >= n_rows_d + n_eq + n_in] - n_rows_d - n_eq - n_in
         Ad = sp.csr_array(A_red[dk][:, cidx])
         bd = b_red[dk]
@@ -372,8 +396,9 @@ def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
             Fi = sp.csr_array(Fin_r[ik][:, cidx] / fin_scale[ik][:, None])
             cons.append(Fi @ y <= fin_r[ik] / fin_scale[ik])
         if len(ck):
-            S = sp.csr_array((np.ones(len(cidx)), (free_idx[cidx], np.arange(len(cidx)))),
-                             shape=(n, len(cidx)))
+            S = sp.csr_array(
+                (np.ones(len(cidx)), (free_idx[cidx], np.arange(len(cidx)))), shape=(n, len(cidx))
+            )
             repl = S @ y + x
             for j in ck:
                 cons.append(_substitute(convex[j].constraint, model.x, repl))
@@ -382,29 +407,39 @@ def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
         try:
             prob.solve(solver=solver_name, verbose=verbose, **opts)
         except cp.error.SolverError as err:
-            raise SolverFailed(f"{solver_name} failed on component {k} "
-                               f"({len(cidx)} cells): {err}") from err
+            raise SolverFailed(
+                f"{solver_name} failed on component {k} ({len(cidx)} cells): {err}"
+            ) from err
         elapsed = time.perf_counter() - t0
         status = prob.status
-        names = _fact_names(eq_facts, ek) + _fact_names(in_facts, ik) + \
-            [convex[j].name for j in ck]
+        names = _fact_names(eq_facts, ek) + _fact_names(in_facts, ik) + [convex[j].name for j in ck]
         if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
             raise InfeasibleKnowledge(
                 f"the facts contradict the data: {len(set(names))} facts share the "
                 f"infeasible part ({', '.join(sorted(set(names))[:5])}"
-                + (", ..." if len(set(names)) > 5 else "") + ")",
+                + (", ..." if len(set(names)) > 5 else "")
+                + ")",
                 conflicts=pd.DataFrame({"fact": sorted(set(names))}),
             )
         if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or y.value is None:
-            raise SolverFailed(f"{solver_name} returned status {status!r} on component {k} "
-                               f"({len(cidx)} cells, facts: {', '.join(names[:5])})")
+            raise SolverFailed(
+                f"{solver_name} returned status {status!r} on component {k} "
+                f"({len(cidx)} cells, facts: {', '.join(names[:5])})"
+            )
         statuses.append(status)
         stats = prob.solver_stats
-        comp_records.append({"component": k, "cells": len(cidx), "facts": len(set(names)),
-                             "method": solver_name, "status": status,
-                             "solve_time": stats.solve_time if stats.solve_time is not None
-                             else elapsed,
-                             "iterations": stats.num_iters, "wall_time": elapsed})
+        comp_records.append(
+            {
+                "component": k,
+                "cells": len(cidx),
+                "facts": len(set(names)),
+                "method": solver_name,
+                "status": status,
+                "solve_time": stats.solve_time if stats.solve_time is not None else elapsed,
+                "iterations": stats.num_iters,
+                "wall_time": elapsed,
+            }
+        )
         yk = np.maximum(np.asarray(y.value).ravel(), 0.0)
         duals_k = [np.asarray(c.dual_value, dtype=float).ravel() for c in cons[:3]]
         i = 0
@@ -421,37 +456,12 @@ def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
             i += 1
         polished = False
         if polish and not len(ck):
-            # inequality rows with a positive multiplier act as equalities
-            active = np.zeros(0, dtype=bool) if Fi is None else mu_i > 1e-9 * max(
-                1.0, float(np.max(mu_i, initial=0.0)))
-            blocks = [Ad] + ([Fe] if Fe is not None else []) + (
-                [Fi[active]] if Fi is not None and active.any() else [])
-            rhs = [bd] + ([feq_r[ek] / feq_scale[ek]] if Fe is not None else []) + (
-                [fin_r[ik][active] / fin_scale[ik][active]] if Fi is not None and active.any()
-                else [])
-            start = [nud] + ([nu_e] if nu_e is not None else []) + (
-                [mu_i[active]] if Fi is not None and active.any() else [])
-            out = _polish(sp.vstack(blocks, format="csr"), np.concatenate(rhs),
-                          np.concatenate(start), nk)
+            fe = None if Fe is None else feq_r[ek] / feq_scale[ek]
+            fi = None if Fi is None else fin_r[ik] / fin_scale[ik]
+            out = _polish_kkt(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk)
             if out is not None:
-                yp, nup = out
-                ok = True
-                j = len(dk)
-                if Fe is not None:
-                    j += len(ek)
-                if Fi is not None:
-                    mu_new = np.zeros(len(ik))
-                    mu_new[active] = nup[j:]
-                    slack = Fi @ yp - fin_r[ik] / fin_scale[ik]
-                    ok = bool((mu_new >= -1e-12).all() and (slack <= 1e-12).all())
-                if ok:
-                    polished = True
-                    yk = yp
-                    nud = nup[:len(dk)]
-                    if Fe is not None:
-                        nu_e = nup[len(dk):len(dk) + len(ek)]
-                    if Fi is not None:
-                        mu_i = np.maximum(mu_new, 0.0)
+                polished = True
+                yk, nud, nu_e, mu_i = out
         comp_records[-1]["polished"] = polished
         y_all[cidx] = yk
         nu_d[dk] = nud
@@ -473,8 +483,9 @@ def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
 
     # ---- 5. certificate from our own arithmetic
     data_res = max(
-        float(np.max(np.abs(A_cls @ x - model._class_n) / np.maximum(1, model._class_n),
-                     initial=0)),
+        float(
+            np.max(np.abs(A_cls @ x - model._class_n) / np.maximum(1, model._class_n), initial=0)
+        ),
         float(np.max(np.abs(A_gs @ x - model._gs_n) / np.maximum(1, model._gs_n), initial=0)),
     )
     know = [0.0]
@@ -507,12 +518,12 @@ def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
     duals = {}
     pos = 0
     for f in eq_facts:
-        v = nu_eq[pos:pos + f.size] / N
+        v = nu_eq[pos : pos + f.size] / N
         pos += f.size
         duals[f.name] = v
     pos = 0
     for f in in_facts:
-        v = mu_in[pos:pos + f.size] / N
+        v = mu_in[pos : pos + f.size] / N
         pos += f.size
         duals[f.name] = v
     for f in convex:
@@ -552,11 +563,22 @@ def solve_model(model, solver=None, decompose=True, presolve=True, tol=1e-6,
     gap_ok = np.isnan(gap) or abs(gap) <= max(tol, 1e-6 * abs(F / N))
     if not gap_ok:
         status = "optimal_inaccurate"
-        warnings.warn(f"{solver_name}: duality gap {gap:.2e} nats/record exceeds {tol:g}",
-                      InaccuracyWarning, stacklevel=3)
-    return Result(model=model, x=x, status=status, certificate=cert, duals=dual_series,
-                  solver_stats=solver_stats, components=comps, fact_residuals=fact_res,
-                  fixed=~free)
+        warnings.warn(
+            f"{solver_name}: duality gap {gap:.2e} nats/record exceeds {tol:g}",
+            InaccuracyWarning,
+            stacklevel=3,
+        )
+    return Result(
+        model=model,
+        x=x,
+        status=status,
+        certificate=cert,
+        duals=dual_series,
+        solver_stats=solver_stats,
+        components=comps,
+        fact_residuals=fact_res,
+        fixed=~free,
+    )
 
 
 def _polish(A, b, nu, n, max_iter: int = 30):
@@ -583,13 +605,28 @@ def _polish(A, b, nu, n, max_iter: int = 30):
         if res <= 1e-13 * scale:
             return x, nu
         H = sp.csc_array(A @ sp.diags_array(x) @ AT)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            try:
-                d = spsolve(H, r)
-            except Exception:
-                return None
-        if not np.all(np.isfinite(d)):
+        d = None
+        # a fact implied by the data (or by other facts) makes H singular: the multipliers
+        # are then not unique, and a tiny ridge picks one without changing x
+        for ridge in (0.0, 1e-12, 1e-9):
+            Hr = (
+                H
+                if ridge == 0
+                else H
+                + ridge
+                * max(1.0, float(H.diagonal().max()))
+                * sp.identity(H.shape[0], format="csc")
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                try:
+                    d = spsolve(Hr, r)
+                except Exception:
+                    d = None
+            if d is not None and np.all(np.isfinite(d)):
+                break
+            d = None
+        if d is None:
             return None
         t = 1.0
         while t > 1e-6:
@@ -604,6 +641,68 @@ def _polish(A, b, nu, n, max_iter: int = 30):
             break
         nu, x, r, res = nu_t, x_t, r_t, res_t
     return (x, nu) if res <= 1e-9 * scale else None
+
+
+def _polish_kkt(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, rounds: int = 6):
+    """Polish with inequality rows: an active-set loop around :func:`_polish`.
+
+    Rows with a positive multiplier start as equalities; after each polish, rows whose
+    multiplier turned negative leave the set and violated rows join it, until the KKT
+    conditions hold (multipliers >= 0, inequalities satisfied) or ``rounds`` run out.
+    """
+    if Fi is None:
+        out = _polish(
+            Ad if Fe is None else sp.vstack([Ad, Fe], format="csr"),
+            bd if Fe is None else np.concatenate([bd, fe]),
+            nud if Fe is None else np.concatenate([nud, nu_e]),
+            nk,
+        )
+        if out is None:
+            return None
+        y, nu = out
+        return y, nu[: len(bd)], (None if Fe is None else nu[len(bd) :]), None
+    scale = max(1.0, float(np.max(mu_i, initial=0.0)))
+    starts = [mu_i > 1e-6 * scale, np.zeros(len(fi), dtype=bool), mu_i > 1e-9 * scale]
+    tried = []
+    for active in starts:
+        if any(np.array_equal(active, t) for t in tried):
+            continue
+        tried.append(active)
+        out = _active_set_rounds(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, active, rounds)
+        if out is not None:
+            return out
+    return None
+
+
+def _active_set_rounds(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, active, rounds):
+    mu_i = np.where(active, mu_i, 0.0)
+    for _ in range(rounds):
+        blocks = [Ad] + ([Fe] if Fe is not None else []) + [Fi[active]]
+        rhs = [bd] + ([fe] if Fe is not None else []) + [fi[active]]
+        start = [nud] + ([nu_e] if Fe is not None else []) + [mu_i[active]]
+        out = _polish(
+            sp.vstack(blocks, format="csr"), np.concatenate(rhs), np.concatenate(start), nk
+        )
+        if out is None:
+            return None
+        y, nu = out
+        j = len(bd) + (0 if Fe is None else len(fe))
+        mu_new = np.zeros(len(fi))
+        mu_new[active] = nu[j:]
+        slack = Fi @ y - fi
+        bad_mu = active & (mu_new < -1e-12)
+        bad_slack = ~active & (slack > 1e-12 * np.maximum(1.0, np.abs(fi)))
+        if not bad_mu.any() and not bad_slack.any():
+            return (
+                y,
+                nu[: len(bd)],
+                None if Fe is None else nu[len(bd) : j],
+                np.maximum(mu_new, 0.0),
+            )
+        active = (active & ~bad_mu) | bad_slack
+        mu_i = np.maximum(mu_new, 0.0)
+        nud, nu_e = nu[: len(bd)], (None if Fe is None else nu[len(bd) : j])
+    return None
 
 
 def _fact_names(fs, rows) -> list[str]:
