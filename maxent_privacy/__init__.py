@@ -10,7 +10,7 @@ examples and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
 ...                      sa="disease", group="bucket")
 >>> model = MaxEntModel(release)
 >>> model.add(model.P("Breast Cancer", gender="male") == 0)
->>> model.solve().posterior().loc[("female", "junior"), "Breast Cancer"]
+>>> float(model.solve().posterior().loc[("female", "junior"), "Breast Cancer"])
 1.0
 """
 

@@ -6,7 +6,7 @@
 ...                                group="bucket"))
 >>> result = model.solve()
 >>> round(metrics.estimation_accuracy(result, frame), 4)
-0.8152
+0.8294
 """
 
 from __future__ import annotations

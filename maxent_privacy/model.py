@@ -18,7 +18,7 @@ variable; ``model.P(s, **qi)`` builds the probabilities it speaks of (Section 4.
 >>> model = MaxEntModel(release)
 >>> model.add(model.P("Breast Cancer", gender="male") == 0)
 >>> result = model.solve()
->>> round(result.posterior().loc[("female", "junior"), "Breast Cancer"], 6)
+>>> float(result.posterior().loc[("female", "junior"), "Breast Cancer"])
 1.0
 """
 
@@ -350,7 +350,7 @@ class MaxEntModel:
                     f"probability {bad.ravel()[0]:g} is outside [0, 1] in fact {name!r}"
                 )
 
-    def add(self, constraint, name: str | None = None) -> MaxEntModel:
+    def add(self, constraint, name: str | None = None) -> None:
         """Record a fact: a cvxpy constraint on the model's probabilities.
 
         ``name`` keys the fact's dual value in ``result.duals``; without one, simple facts
@@ -360,14 +360,14 @@ class MaxEntModel:
         >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
         >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(),
         ...     qi=["gender", "degree"], sa="disease", group="bucket"))
-        >>> _ = model.add(model.P("Flu", gender="male") <= 0.5, name="flu")
+        >>> model.add(model.P("Flu", gender="male") <= 0.5, name="flu")
         >>> [f.name for f in model.facts]
         ['flu']
         """
         if isinstance(constraint, (list, tuple)):
             for i, c in enumerate(constraint):
                 self.add(c, name=None if name is None else f"{name}[{i}]")
-            return self
+            return
         if isinstance(constraint, (bool, np.bool_)):
             raise KnowledgeError(
                 f"fact {name or len(self.facts) + 1!r} is a plain boolean, not a constraint "
@@ -417,18 +417,17 @@ class MaxEntModel:
                 name, constraint, "convex", None, None, self._footprint_constraint(constraint)
             )
         self.facts.append(fact)
-        return self
 
     def _footprint_constraint(self, constraint) -> np.ndarray:
         parts = [self._footprint(a) for a in constraint.args]
         return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=int)
 
-    def remove(self, name: str) -> MaxEntModel:
+    def remove(self, name: str) -> None:
         """Drop the fact with this name."""
         for i, f in enumerate(self.facts):
             if f.name == name:
                 del self.facts[i]
-                return self
+                return
         raise KnowledgeError(f"no fact named {name!r} in the model")
 
     def fact_table(self) -> pd.DataFrame:

@@ -1,0 +1,41 @@
+"""The README's tour and the docstring examples run as written."""
+
+import doctest
+import importlib
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MODULES = ["maxent_privacy", "maxent_privacy.data", "maxent_privacy.datasets",
+           "maxent_privacy.model", "maxent_privacy.results", "maxent_privacy.metrics",
+           "maxent_privacy.anonymize"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    failures, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert failures == 0
+
+
+def test_readme_tour_runs():
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, "the README has no python example"
+    namespace: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102
+    result = namespace["result"]
+    assert result.certificate.primal_residual <= 1e-6
+    assert result.posterior().shape[1] == 16
+    assert result.duals["doctorates"] == result.duals["doctorates"]  # a number, not NaN
+
+
+def test_readme_starts_with_the_two_commands():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    block = lines[lines.index("```bash") + 1: lines.index("```bash") + 3]
+    assert block[0].endswith("maxent-privacy demo")
+    assert "[test]" in block[1] and "pytest" in block[1]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert block[1] in ci
