@@ -364,6 +364,20 @@ class MaxEntModel:
         >>> [f.name for f in model.facts]
         ['flu']
         """
+        if hasattr(constraint, "_maxent_facts_"):
+            pairs = list(constraint._maxent_facts_(self, name))
+            known = {f.name for f in self.facts}
+            for fact_name, _ in pairs:
+                if fact_name in known:
+                    raise KnowledgeError(f"a fact named {fact_name!r} is already in the model")
+            before = len(self.facts)
+            try:
+                for fact_name, c in pairs:
+                    self.add(c, name=fact_name)
+            except Exception:
+                del self.facts[before:]  # nothing half-added
+                raise
+            return
         if isinstance(constraint, (list, tuple)):
             for i, c in enumerate(constraint):
                 self.add(c, name=None if name is None else f"{name}[{i}]")

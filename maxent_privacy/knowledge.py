@@ -1,0 +1,55 @@
+"""Knowledge beyond plain equalities: vague facts (Kazama and Tsujii style).
+
+Objects here compile to cvxpy constraints when added to a model: ``model.add`` calls their
+``_maxent_facts_(model, name)``, which returns ``(name, constraint)`` pairs.
+
+>>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+>>> from maxent_privacy.knowledge import vague
+>>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+...                                sa="disease", group="bucket"))
+>>> model.add(vague(model.P("Flu", gender="male"), 0.3, 0.05), name="flu")
+>>> [f.name for f in model.facts]
+['flu (low)', 'flu (high)']
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+
+from .errors import KnowledgeError
+
+__all__ = ["Vague", "vague"]
+
+
+class Vague:
+    """``p - eps <= expr <= p + eps`` (Du et al. Section 4.5); eps = 0 is ``expr == p``."""
+
+    def __init__(self, expr: cp.Expression, p: float, eps: float):
+        if not isinstance(expr, cp.Expression):
+            raise KnowledgeError(f"vague() needs a cvxpy expression such as model.P(...), "
+                                 f"got {type(expr).__name__}")
+        p, eps = float(p), float(eps)
+        if eps < 0:
+            raise KnowledgeError(f"vague(): eps must be >= 0, got {eps:g}")
+        if not 0 <= p <= 1:
+            raise KnowledgeError(f"vague(): probability {p:g} is outside [0, 1]")
+        self.expr, self.p, self.eps = expr, p, eps
+
+    def _maxent_facts_(self, model, name: str | None):
+        label = name or f"{model._label_of(self.expr) or 'fact'} = {self.p:g} +- {self.eps:g}"
+        if self.eps == 0:
+            return [(label, self.expr == self.p)]
+        lo, hi = max(0.0, self.p - self.eps), min(1.0, self.p + self.eps)
+        return [(f"{label} (low)", self.expr >= lo), (f"{label} (high)", self.expr <= hi)]
+
+    def __repr__(self) -> str:
+        return f"vague(p={self.p:g}, eps={self.eps:g})"
+
+
+def vague(expr: cp.Expression, p: float, eps: float) -> Vague:
+    """Vague knowledge: the probability ``expr`` is ``p`` give or take ``eps``.
+
+    The bounds are clipped to [0, 1]; the two sides are separate facts named
+    ``"<name> (low)"`` and ``"<name> (high)"`` so that each has its own dual.
+    """
+    return Vague(expr, p, eps)

@@ -1,0 +1,80 @@
+"""Knowledge beyond equalities: vague facts, relations, disjunctions (Du et al. 3.1, 4.5)."""
+
+import numpy as np
+import pytest
+
+from maxent_privacy import InfeasibleKnowledge, KnowledgeError, MaxEntModel
+from maxent_privacy.knowledge import vague
+
+
+def test_section_3_1_example(model):
+    """P(s1 | q2) = 0 and P(s1 or s2 | q3) = 0 (q2 = female college, q3 = male high school,
+    s1 = Breast Cancer, s2 = Flu): in bucket 1, q3 -> s3, q2 -> s2 and the two q1 records
+    split s1 and s2."""
+    model.add(model.P("Breast Cancer", gender="female", degree="college") == 0)
+    model.add(model.P(["Breast Cancer", "Flu"], gender="male", degree="high school") == 0)
+    post = model.solve().posterior(by="group")
+    assert post.loc[("male", "high school", 1), "Pneumonia"] == 1.0
+    assert post.loc[("female", "college", 1), "Flu"] == 1.0
+    q1 = post.loc[("male", "college", 1)]
+    assert q1["Breast Cancer"] == pytest.approx(0.5, abs=1e-12)
+    assert q1["Flu"] == pytest.approx(0.5, abs=1e-12)
+    assert q1.drop(["Breast Cancer", "Flu"]).abs().max() == 0
+
+
+def test_disjunction_is_the_sum(model):
+    both = model.P(["Flu", "HIV"], gender="male")
+    flu, hiv = model.P("Flu", gender="male"), model.P("HIV", gender="male")
+    a = model.terms(both)
+    b = model.terms(flu + hiv)
+    key = ["gender", "degree", "bucket", "disease"]
+    assert a.sort_values(key).to_numpy().tolist() == b.sort_values(key).to_numpy().tolist()
+
+
+def test_vague_brackets_the_estimate(model):
+    model.add(vague(model.P("Flu", gender="male"), 0.45, 0.02), name="flu")
+    result = model.solve()
+    value = result.posterior().xs("male", level="gender")
+    sizes = model.release.frame.groupby(["gender", "degree"]).size()["male"]
+    p_flu = float((value["Flu"] * sizes).sum() / sizes.sum())
+    # without knowledge P(Flu | male) = (3 * 2/4 + 2 * 0 + 1/3) / 6 = 0.3056, so the lower
+    # bound 0.43 is active
+    assert p_flu == pytest.approx(0.43, abs=1e-9)
+    assert result.duals["flu (low)"] > 0
+    assert result.duals["flu (high)"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_vague_with_zero_eps_is_equality(model, release):
+    model.add(vague(model.P("Flu", gender="male"), 0.4, 0.0), name="flu")
+    other = MaxEntModel(release)
+    other.add(other.P("Flu", gender="male") == 0.4, name="flu")
+    np.testing.assert_allclose(model.solve().x, other.solve().x, atol=1e-10)
+    assert model.solve().duals["flu"] == pytest.approx(other.solve().duals["flu"])
+
+
+def test_relation_between_probabilities(model):
+    flu = model.P("Flu", degree="college")
+    hiv = model.P("HIV", degree="college")
+    model.add(hiv >= flu + 0.1, name="hiv over flu")
+    result = model.solve()
+    post = result.posterior()
+    n = model.release.frame.groupby(["gender", "degree"]).size()
+    college = post.xs("college", level="degree")
+    w = n.xs("college", level="degree")
+    p = college.mul(w, axis=0).sum() / w.sum()
+    assert p["HIV"] >= p["Flu"] + 0.1 - 1e-9
+    assert result.duals["hiv over flu"] > 0
+
+
+def test_vague_bad_input(model):
+    with pytest.raises(KnowledgeError, match="eps must be >= 0"):
+        vague(model.P("Flu", gender="male"), 0.3, -0.1)
+    with pytest.raises(KnowledgeError, match="probability 1.2"):
+        vague(model.P("Flu", gender="male"), 1.2, 0.1)
+
+
+def test_infeasible_vague_names_both_sides(model):
+    model.add(vague(model.P("Flu", gender="male"), 0.6, 0.05), name="flu")
+    with pytest.raises(InfeasibleKnowledge, match="flu \\(high\\)|flu \\(low\\)") as e:
+        model.solve()
+    assert set(e.value.conflicts["fact"]) == {"flu (low)", "flu (high)"}
