@@ -18,7 +18,7 @@ import cvxpy as cp
 
 from .errors import KnowledgeError
 
-__all__ = ["Vague", "vague"]
+__all__ = ["Soft", "Vague", "soft", "vague"]
 
 
 class Vague:
@@ -53,3 +53,47 @@ def vague(expr: cp.Expression, p: float, eps: float) -> Vague:
     ``"<name> (low)"`` and ``"<name> (high)"`` so that each has its own dual.
     """
     return Vague(expr, p, eps)
+
+
+class Soft:
+    """A fact held as a penalty on its violation instead of a hard constraint."""
+
+    def __init__(self, fact, weight: float):
+        if not isinstance(fact, cp.constraints.constraint.Constraint):
+            raise KnowledgeError(
+                f"soft() needs a fact such as model.P(...) == p, got {type(fact).__name__}"
+            )
+        weight = float(weight)
+        if not weight > 0:
+            raise KnowledgeError(f"soft(): weight must be > 0, got {weight:g}")
+        self.fact, self.weight = fact, weight
+
+    def __repr__(self) -> str:
+        return f"soft({self.fact}, weight={self.weight:g})"
+
+
+def soft(fact, weight: float) -> Soft:
+    """Soft knowledge: ``fact`` (a linear ``==``, ``<=`` or ``>=``) as a penalty.
+
+    The solve then maximizes (Kazama and Tsujii's regularized inequality model, with an
+    L1 penalty)
+
+        H(S | Q, B)  -  sum over soft facts of  weight * violation
+
+    where H is in nats per record and the violation is ``|lhs - rhs|`` for ``==`` and
+    ``max(0, lhs - rhs)`` for ``<=`` (``>=`` likewise), in the fact's own units
+    (probability for ``P(...)`` facts). A weight above the fact's dual value as a hard fact
+    makes it hold exactly; smaller weights let it give way. Mutually inconsistent soft facts
+    still give an answer; ``result.violations`` says how far each is off.
+
+    >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+    >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+    ...                                sa="disease", group="bucket"))
+    >>> p = model.P("Flu", gender="male")
+    >>> model.add(soft(p == 0.45, 10.0), name="a")
+    >>> model.add(soft(p == 0.35, 1.0), name="b")      # contradicts "a"
+    >>> result = model.solve()
+    >>> result.violations.round(4).to_dict()
+    {'a': 0.0, 'b': 0.1}
+    """
+    return Soft(fact, weight)

@@ -53,6 +53,8 @@ class Fact:
     b: np.ndarray | None
     cells: np.ndarray
     shape: tuple = field(default=())
+    weight: float | None = None  # soft facts: penalty per unit of violation
+    soft_sense: str | None = None  # soft facts: "==" or "<="
 
     @property
     def size(self) -> int:
@@ -364,6 +366,28 @@ class MaxEntModel:
         >>> [f.name for f in model.facts]
         ['flu']
         """
+        from .knowledge import Soft
+
+        if isinstance(constraint, Soft):
+            inner = constraint.fact
+            kind = type(inner).__name__
+            if kind not in ("Equality", "Inequality") or not all(
+                a.is_affine() for a in inner.args
+            ):
+                raise KnowledgeError(
+                    f"soft fact {name!r} must be a linear ==, <= or >= fact, got {kind}"
+                )
+            if name is None:
+                name = f"soft {constraint.weight:g}: {self._default_name(inner)}"
+            if any(f.name == name for f in self.facts):
+                raise KnowledgeError(f"a fact named {name!r} is already in the model")
+            self._check_range(inner, name)
+            sense = "==" if kind == "Equality" else "<="
+            cells = self._footprint_constraint(inner)
+            self.facts.append(
+                Fact(name, inner, "soft", None, None, cells, (), constraint.weight, sense)
+            )
+            return
         if hasattr(constraint, "_maxent_facts_"):
             pairs = list(constraint._maxent_facts_(self, name))
             known = {f.name for f in self.facts}

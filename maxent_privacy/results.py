@@ -83,7 +83,17 @@ class Result:
     """
 
     def __init__(
-        self, model, x, status, certificate, duals, solver_stats, components, fact_residuals, fixed
+        self,
+        model,
+        x,
+        status,
+        certificate,
+        duals,
+        solver_stats,
+        components,
+        fact_residuals,
+        fixed,
+        violations=None,
     ):
         self.model = model
         self.x = x
@@ -94,6 +104,8 @@ class Result:
         self.components = components
         self.fact_residuals = pd.Series(fact_residuals, name="residual", dtype=float)
         self.fixed = fixed
+        #: soft facts: how far each is off (0 when it holds), in the fact's units
+        self.violations = pd.Series(violations or {}, name="violation", dtype=float)
 
     # ------------------------------------------------------------- posteriors
     def cell_table(self) -> pd.DataFrame:

@@ -182,7 +182,7 @@ def solve_model(
 
     facts = model.facts
     lin = [f for f in facts if f.sense in ("==", "<=")]
-    convex = [f for f in facts if f.sense == "convex"]
+    convex = [f for f in facts if f.sense in ("convex", "soft")]
     eq_facts = [f for f in lin if f.sense == "=="]
     in_facts = [f for f in lin if f.sense == "<="]
 
@@ -401,8 +401,18 @@ def solve_model(
             )
             repl = S @ y + x
             for j in ck:
+                if convex[j].sense == "soft":
+                    continue
                 cons.append(_substitute(convex[j].constraint, model.x, repl))
-        prob = cp.Problem(cp.Maximize(-cp.sum(cp.rel_entr(y, nk))), cons)
+        objective = -cp.sum(cp.rel_entr(y, nk))
+        for j in ck:
+            f = convex[j]
+            if f.sense == "soft":
+                # Kazama-Tsujii style penalty: N * weight * (violation in the fact's units)
+                gap_expr = _substitute(f.constraint.args[0] - f.constraint.args[1], model.x, repl)
+                hinge = cp.abs(gap_expr) if f.soft_sense == "==" else cp.pos(gap_expr)
+                objective = objective - N * f.weight * cp.sum(hinge)
+        prob = cp.Problem(cp.Maximize(objective), cons)
         t0 = time.perf_counter()
         try:
             prob.solve(solver=solver_name, verbose=verbose, **opts)
@@ -490,6 +500,7 @@ def solve_model(
     )
     know = [0.0]
     fact_res = {}
+    violations = {}
     for f in eq_facts:
         r = float(np.max(np.abs(f.A @ x - f.b), initial=0))
         fact_res[f.name] = r
@@ -504,6 +515,9 @@ def solve_model(
         try:
             for f in convex:
                 r = float(np.max(f.constraint.violation(), initial=0))
+                if f.sense == "soft":
+                    violations[f.name] = r
+                    continue
                 fact_res[f.name] = r
                 know.append(r)
         finally:
@@ -577,6 +591,7 @@ def solve_model(
         solver_stats=solver_stats,
         components=comps,
         fact_residuals=fact_res,
+        violations=violations,
         fixed=~free,
     )
 

@@ -78,3 +78,44 @@ def test_infeasible_vague_names_both_sides(model):
     with pytest.raises(InfeasibleKnowledge, match="flu \\(high\\)|flu \\(low\\)") as e:
         model.solve()
     assert set(e.value.conflicts["fact"]) == {"flu (low)", "flu (high)"}
+
+
+def test_soft_fact_that_cannot_hold_gives_an_answer(model):
+    from maxent_privacy.knowledge import soft
+
+    # as a hard fact this is infeasible (at most 3 of the 6 men can have Flu)
+    model.add(soft(model.P("Flu", gender="male") == 0.6, 5.0), name="too much flu")
+    result = model.solve()
+    # at best 0.5 is reachable, and only at the edge where the entropy's slope is infinite,
+    # so the answer stops a little short of it
+    assert 0.1 <= result.violations["too much flu"] <= 0.11
+    assert result.certificate.primal_residual <= 1e-6
+    assert "too much flu" not in result.fact_residuals
+
+
+def test_soft_weight_trades_entropy_against_violation(model, release):
+    from maxent_privacy.knowledge import soft
+
+    strong = MaxEntModel(release)
+    strong.add(soft(strong.P("Flu", gender="male") == 0.45, 100.0), name="f")
+    weak = MaxEntModel(release)
+    weak.add(soft(weak.P("Flu", gender="male") == 0.45, 1e-4), name="f")
+    hard = MaxEntModel(release)
+    hard.add(hard.P("Flu", gender="male") == 0.45, name="f")
+    h = hard.solve()
+    assert strong.solve().violations["f"] == pytest.approx(0.0, abs=1e-6)
+    np.testing.assert_allclose(strong.solve().x, h.x, atol=1e-4)  # soft solves are not polished
+    # a weight below the hard fact's dual lets the fact give way entirely
+    assert h.duals["f"] < 0  # pushing P(Flu | male) up costs entropy
+    assert weak.solve().violations["f"] == pytest.approx(0.45 - 0.3055556, abs=1e-5)
+
+
+def test_soft_needs_a_linear_fact(model):
+    import cvxpy as cp
+
+    from maxent_privacy.knowledge import soft
+
+    with pytest.raises(KnowledgeError, match="weight must be > 0"):
+        soft(model.P("Flu", gender="male") == 0.3, 0)
+    with pytest.raises(KnowledgeError, match="'sq' must be a linear"):
+        model.add(soft(cp.square(model.P("Flu", gender="male")) <= 0.1, 1.0), name="sq")
