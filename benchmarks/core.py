@@ -74,8 +74,7 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 # ------------------------------------------------------------------ the instances
 def make_release(n: int | None) -> tuple[pd.DataFrame, Bucketized]:
     frame = datasets.du2008_adult() if n is None else datasets.du2008_adult(n=n)
-    release = anonymize.anatomize(frame, QI, SA, l=L_DIVERSITY, seed=0,
-                                  nonsensitive=NONSENSITIVE)
+    release = anonymize.anatomize(frame, QI, SA, l=L_DIVERSITY, seed=0, nonsensitive=NONSENSITIVE)
     return frame, release
 
 
@@ -107,15 +106,18 @@ def draw_facts(frame: pd.DataFrame, k: int, seed: int) -> list[dict]:
             used[attrs].add(i)
             key = candidates[attrs].index[i]
             values, s = key[:-1], key[-1]
-            cond = {a: (v.item() if isinstance(v, np.generic) else v)
-                    for a, v in zip(attrs, values, strict=True)}
+            cond = {
+                a: (v.item() if isinstance(v, np.generic) else v)
+                for a, v in zip(attrs, values, strict=True)
+            }
             match = np.ones(len(frame), dtype=bool)
             for a, v in cond.items():
                 match &= (frame[a] == v).to_numpy()
             n_q = int(match.sum())
             n_qs = int(candidates[attrs].iloc[i])
-            facts.append({"s": s, "conditions": cond, "support": n_qs, "n_q": n_q,
-                          "p_true": n_qs / n_q})
+            facts.append(
+                {"s": s, "conditions": cond, "support": n_qs, "n_q": n_q, "p_true": n_qs / n_q}
+            )
             drawn += 1
     return facts
 
@@ -160,8 +162,7 @@ def solve_once(model: MaxEntModel, frame: pd.DataFrame, solver: str, decompose: 
             result = None
         else:
             out["solve_wall"] = time.perf_counter() - t0
-    out["warnings"] = sorted({f"{w.category.__name__}: {_short(w.message, 300)}"
-                              for w in caught})
+    out["warnings"] = sorted({f"{w.category.__name__}: {_short(w.message, 300)}" for w in caught})
     if result is None:
         return out
     stats = {k: v for k, v in result.solver_stats.items() if k != "options"}
@@ -218,16 +219,23 @@ def run_capped(model, frame, solver: str, decompose: bool, timeout: float) -> di
             if proc.is_alive():
                 proc.kill()
                 proc.join()
-                return {"solver": solver, "decompose": decompose,
-                        "skipped": f"skipped (time cap {timeout:g} s exceeded)",
-                        "solve_wall": time.perf_counter() - t0}
+                return {
+                    "solver": solver,
+                    "decompose": decompose,
+                    "skipped": f"skipped (time cap {timeout:g} s exceeded)",
+                    "solve_wall": time.perf_counter() - t0,
+                }
     finally:
         parent.close()
     proc.join()
     if out is None:
-        return {"solver": solver, "decompose": decompose,
-                "error": f"child process died (exit code {proc.exitcode})",
-                "error_class": "ChildDied", "solve_wall": time.perf_counter() - t0}
+        return {
+            "solver": solver,
+            "decompose": decompose,
+            "error": f"child process died (exit code {proc.exitcode})",
+            "error_class": "ChildDied",
+            "solve_wall": time.perf_counter() - t0,
+        }
     return out
 
 
@@ -245,8 +253,9 @@ def runs_for(solvers: list[str]) -> list[tuple[str, bool]]:
 
 def warm_up(solvers: list[str]) -> None:
     """Import and exercise each solver once on Figure 1, so no run pays for that."""
-    release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"], sa="disease",
-                         group="bucket")
+    release = Bucketized(
+        datasets.du2008_figure1(), qi=["gender", "degree"], sa="disease", group="bucket"
+    )
     for solver in solvers:
         model = MaxEntModel(release)
         model.add(model.P("Flu", gender="male") == 0.5)
@@ -255,29 +264,39 @@ def warm_up(solvers: list[str]) -> None:
             try:
                 model.solve(solver=solver, decompose=False)
             except Exception as err:
-                print(f"warm-up of {solver} failed: {type(err).__name__}: {err}",
-                      file=sys.stderr)
+                print(f"warm-up of {solver} failed: {type(err).__name__}: {err}", file=sys.stderr)
 
 
 def run_instance(name: str, frame, release, facts, solvers, timeout, log) -> dict:
     model, build = build_model(release, facts)
-    log(f"[{name}] built {model!r} in {build['total']:.2f} s "
-        f"(construct {build['construct']:.2f}, P {build['P']:.2f}, add {build['add']:.2f})")
+    log(
+        f"[{name}] built {model!r} in {build['total']:.2f} s "
+        f"(construct {build['construct']:.2f}, P {build['P']:.2f}, add {build['add']:.2f})"
+    )
     rows = []
     for solver, decompose in runs_for(solvers):
         row = run_capped(model, frame, solver, decompose, timeout)
         row["instance"] = name
         row["build_time"] = build["total"]
         rows.append(row)
-        what = row.get("skipped") or row.get("error") or (
-            f"{row['status']}, H={row['certificate']['entropy']:.6f}, "
-            f"gap={row['certificate']['gap']:.1e}")
-        log(f"[{name}] {solver} decompose={decompose}: {row['solve_wall']:.2f} s; "
-            f"{_short(what, 200)}")
-    base = next((r for r in rows if (r["solver"], r["decompose"]) == BASELINE
-                 and "status" in r), None)
-    ref = next((r for r in rows if (r["solver"], r["decompose"]) == REFERENCE
-                and "status" in r), None)
+        what = (
+            row.get("skipped")
+            or row.get("error")
+            or (
+                f"{row['status']}, H={row['certificate']['entropy']:.6f}, "
+                f"gap={row['certificate']['gap']:.1e}"
+            )
+        )
+        log(
+            f"[{name}] {solver} decompose={decompose}: {row['solve_wall']:.2f} s; "
+            f"{_short(what, 200)}"
+        )
+    base = next(
+        (r for r in rows if (r["solver"], r["decompose"]) == BASELINE and "status" in r), None
+    )
+    ref = next(
+        (r for r in rows if (r["solver"], r["decompose"]) == REFERENCE and "status" in r), None
+    )
     for r in rows:
         if "status" in r and base is not None and base["solve_wall"] > 0:
             r["ratio"] = r["solve_wall"] / base["solve_wall"]
@@ -333,40 +352,62 @@ def _num(value, fmt: str) -> str:
 
 
 def markdown_table(instances: list[dict]) -> str:
-    head = ["instance", "solver", "decompose", "build s", "solve s", "× base", "status",
-            "comps", "closed", "solved", "fixed", "iters", "residual", "entropy", "gap",
-            "est. acc.", "max |Δpost|"]
+    head = [
+        "instance",
+        "solver",
+        "decompose",
+        "build s",
+        "solve s",
+        "× base",
+        "status",
+        "comps",
+        "closed",
+        "solved",
+        "fixed",
+        "iters",
+        "residual",
+        "entropy",
+        "gap",
+        "est. acc.",
+        "max |Δpost|",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     notes = []
     for inst in instances:
         for r in inst["runs"]:
-            lead = [inst["name"], r["solver"], str(r["decompose"]),
-                    _num(r["build_time"], ".2f")]
+            lead = [inst["name"], r["solver"], str(r["decompose"]), _num(r["build_time"], ".2f")]
             if "status" not in r:
                 what = r.get("skipped") or _short(r.get("error", "?"), 120)
                 cells = lead + [_num(r["solve_wall"], ".2f"), "–", what] + ["–"] * 10
             else:
                 s, c = r["stats"], r["certificate"]
                 cells = lead + [
-                    _num(r["solve_wall"], ".2f"), _num(r.get("ratio"), ".2f"), r["status"],
-                    str(s["components"]), str(s["closed_form"]), str(s["solved"]),
-                    str(s["fixed_by_presolve"]), str(s["iterations"]),
-                    _num(c["primal_residual"], ".1e"), _num(c["entropy"], ".6f"),
-                    _num(c["gap"], ".1e"), _num(r["estimation_accuracy"], ".6f"),
+                    _num(r["solve_wall"], ".2f"),
+                    _num(r.get("ratio"), ".2f"),
+                    r["status"],
+                    str(s["components"]),
+                    str(s["closed_form"]),
+                    str(s["solved"]),
+                    str(s["fixed_by_presolve"]),
+                    str(s["iterations"]),
+                    _num(c["primal_residual"], ".1e"),
+                    _num(c["entropy"], ".6f"),
+                    _num(c["gap"], ".1e"),
+                    _num(r["estimation_accuracy"], ".6f"),
                     _num(r.get("max_dpost"), ".1e"),
                 ]
             lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
             for w in r.get("warnings", []):
-                notes.append(f"* {inst['name']} {r['solver']} decompose={r['decompose']}: "
-                             f"{w}")
+                notes.append(f"* {inst['name']} {r['solver']} decompose={r['decompose']}: {w}")
     text = "\n".join(lines)
     if notes:
         text += "\n\nWarnings raised during the solves:\n\n" + "\n".join(notes)
     return text
 
 
-def markdown_report(info: dict, config: dict, instances: list[dict], table: str,
-                    total: float) -> str:
+def markdown_report(
+    info: dict, config: dict, instances: list[dict], table: str, total: float
+) -> str:
     v = info["versions"]
     out = [
         "# Core benchmark: Privacy-MaxEnt on UCI Adult",
@@ -398,10 +439,12 @@ def markdown_report(info: dict, config: dict, instances: list[dict], table: str,
     ]
     for inst in instances:
         b = inst["build"]
-        out.append(f"| {inst['name']} | {inst['records']} | {inst['groups']} | "
-                   f"{inst['classes']} | {inst['cells']} | {inst['facts']} | "
-                   f"{b['total']:.2f} ({b['construct']:.2f} + {b['P']:.2f} + "
-                   f"{b['add']:.2f}) |")
+        out.append(
+            f"| {inst['name']} | {inst['records']} | {inst['groups']} | "
+            f"{inst['classes']} | {inst['cells']} | {inst['facts']} | "
+            f"{b['total']:.2f} ({b['construct']:.2f} + {b['P']:.2f} + "
+            f"{b['add']:.2f}) |"
+        )
     out += [
         "",
         "## Results",
@@ -433,11 +476,13 @@ def _jsonable(obj):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke run: 2,000 records and K=20")
-    parser.add_argument("--timeout", type=float, default=None,
-                        help="time cap per solve in seconds (default 300, 10 with --quick; "
-                        "0: in-process, no cap)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 2,000 records and K=20")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="time cap per solve in seconds (default 300, 10 with --quick; 0: in-process, no cap)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the fact draw")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
     args = parser.parse_args(argv)
@@ -463,16 +508,21 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - t_start
 
     table = markdown_table(instances)
-    config = {"quick": args.quick, "n": n, "k": k, "seed": args.seed,
-              "timeout": args.timeout, "solvers": solvers}
+    config = {
+        "quick": args.quick,
+        "n": n,
+        "k": k,
+        "seed": args.seed,
+        "timeout": args.timeout,
+        "solvers": solvers,
+    }
     report = markdown_report(info, config, instances, table, total)
     print(table)
     print(f"\ntotal {total:.1f} s")
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "core-quick" if args.quick else "core"
     (args.out / f"{stem}.md").write_text(report)
-    payload = {"machine": info, "config": config, "total_time": total,
-               "instances": instances}
+    payload = {"machine": info, "config": config, "total_time": total, "instances": instances}
     (args.out / f"{stem}.json").write_text(json.dumps(_jsonable(payload), indent=1) + "\n")
     log(f"wrote {args.out / (stem + '.md')} and {args.out / (stem + '.json')}")
     return 0

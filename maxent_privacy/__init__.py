@@ -14,7 +14,8 @@ examples and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
 1.0
 """
 
-from . import anonymize, datasets, metrics
+from . import anonymize, datasets, metrics, rules
+from .conflicts import explain_infeasibility
 from .data import Bucketized
 from .errors import (
     InaccurateSolution,
@@ -25,8 +26,10 @@ from .errors import (
     SolverFailed,
     SolverNotInstalled,
 )
-from .model import MaxEntModel
+from .knowledge import count_having, soft, vague
+from .model import MaxEntModel, Person
 from .results import Certificate, Result
+from .rules import Rules, mine_rules
 from .solve import InaccuracyWarning, exp_cone_solvers
 
 __all__ = [
@@ -38,6 +41,14 @@ __all__ = [
     "KnowledgeError",
     "MaxEntError",
     "MaxEntModel",
+    "Person",
+    "Rules",
+    "count_having",
+    "explain_infeasibility",
+    "mine_rules",
+    "rules",
+    "soft",
+    "vague",
     "ReleaseError",
     "Result",
     "SolverFailed",

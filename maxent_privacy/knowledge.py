@@ -18,7 +18,7 @@ import cvxpy as cp
 
 from .errors import KnowledgeError
 
-__all__ = ["Soft", "Vague", "soft", "vague"]
+__all__ = ["Soft", "Vague", "count_having", "soft", "vague"]
 
 
 class Vague:
@@ -26,8 +26,9 @@ class Vague:
 
     def __init__(self, expr: cp.Expression, p: float, eps: float):
         if not isinstance(expr, cp.Expression):
-            raise KnowledgeError(f"vague() needs a cvxpy expression such as model.P(...), "
-                                 f"got {type(expr).__name__}")
+            raise KnowledgeError(
+                f"vague() needs a cvxpy expression such as model.P(...), got {type(expr).__name__}"
+            )
         p, eps = float(p), float(eps)
         if eps < 0:
             raise KnowledgeError(f"vague(): eps must be >= 0, got {eps:g}")
@@ -97,3 +98,36 @@ def soft(fact, weight: float) -> Soft:
     {'a': 0.0, 'b': 0.1}
     """
     return Soft(fact, weight)
+
+
+def count_having(s, persons) -> cp.Expression:
+    """Expected number of ``persons`` who have ``s`` (a value or a list of values).
+
+    "Two of Alice, Bob and Carol have HIV" is ``count_having("HIV", [alice, bob, carol]) == 2``
+    (Du et al. Section 6 (3)); ``>= 2`` and ``<= 1`` say at least / at most.
+
+    >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+    >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+    ...                                sa="disease", group="bucket"))
+    >>> iris = model.person("Iris", gender="female", degree="graduate")
+    >>> james = model.person("James", gender="male", degree="graduate")
+    >>> model.add(count_having("Lung Cancer", [iris, james]) == 1)
+    >>> model.add(james.P("Lung Cancer") == 0)
+    >>> float(model.solve().person_posterior().loc["Iris", "Lung Cancer"])
+    1.0
+    """
+    persons = list(persons)
+    if not persons:
+        raise KnowledgeError("count_having() needs at least one person")
+    models = {id(p.model) for p in persons}
+    if len(models) != 1:
+        raise KnowledgeError("count_having(): the persons belong to different models")
+    terms = [p.P(s) for p in persons]
+    expr = terms[0]
+    for t in terms[1:]:
+        expr = expr + t
+    values = s if isinstance(s, (list, tuple, set)) else [s]
+    label = f"count({' or '.join(map(str, values))} among {', '.join(p.name for p in persons)})"
+    model = persons[0].model
+    model._labels[id(expr)] = (expr, label, len(persons))
+    return expr

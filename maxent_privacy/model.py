@@ -61,6 +61,43 @@ class Fact:
         return 1 if self.A is None else self.A.shape[0]
 
 
+class Person:
+    """One individual singled out in a model (a pseudonym, Du et al. Section 6).
+
+    Made by :meth:`MaxEntModel.person`. ``alice.P("HIV")`` is the probability that this
+    person has the value (a list of values: any of them), a cvxpy expression.
+    """
+
+    def __init__(self, model: MaxEntModel, name: str, q: tuple, group=None):
+        self.model = model
+        self.name = name
+        self.q = q
+        self.group = group
+
+    @property
+    def qi(self) -> dict:
+        """The person's quasi-identifier values."""
+        return dict(zip(self.model.qi, self.q, strict=True))
+
+    def P(self, s) -> cp.Expression:
+        """P(this person has s), or P(has any of the values) for a list."""
+        m = self.model
+        values = [m._match_value(m.sa, v, "sensitive") for v in _as_list(s)]
+        if not values:
+            raise KnowledgeError("P() needs at least one sensitive value")
+        mask = (m.cells["person"] == self.name).to_numpy() & m.cells[m.sa].isin(values).to_numpy()
+        idx = np.flatnonzero(mask)
+        expr = cp.sum(m.x[idx]) if idx.size else cp.Constant(0.0)
+        shown = " or ".join(map(str, values))
+        m._labels[id(expr)] = (expr, f"P({self.name} has {shown})")
+        return expr
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{a}={v}" for a, v in self.qi.items())
+        where = f", group {self.group!r}" if self.group is not None else ""
+        return f"Person({self.name!r}: {shown}{where})"
+
+
 def _as_list(value) -> list:
     if isinstance(value, (list, tuple, set, frozenset, np.ndarray, pd.Index, pd.Series)):
         return list(value)
@@ -103,55 +140,182 @@ class MaxEntModel:
         self.group = release.group
         frame = release.frame
         self.n_records = len(frame)
-        keys = self.qi + [self.group]
+        self.facts: list[Fact] = []
+        self._labels: dict[int, tuple[cp.Expression, str]] = {}
+        self._domains = {c: set(frame[c].unique().tolist()) for c in self.qi + [self.sa]}
+        self._persons: list[Person] = []
+        self._old_x: list[cp.Variable] = []
+        self.x = None
+        self._build()
 
-        classes = frame.groupby(keys, sort=True, dropna=False).size().rename("n").reset_index()
-        classes["cls"] = np.arange(len(classes))
-        counts = frame.groupby([self.group, self.sa], sort=True).size().rename("count")
-        counts = counts.reset_index()
+    def _build(self) -> None:
+        """Record classes, cells and the index arrays the solver uses.
+
+        Records nothing tells apart form a class: by default those with the same QI value
+        in the same bucket. A person singled out by :meth:`person` is a class of one; when
+        their QI value occurs in several buckets, which one is theirs is unknown, so their
+        class (and the rest of the records with that QI value) has cells in every such
+        bucket, and per bucket a QI-invariant ties the classes together (Du et al. Fig. 4).
+        """
+        frame = self.release.frame
+        qi, grp = self.qi, self.group
+        qg = frame.groupby(qi + [grp], sort=True).size().rename("n").reset_index()
+        qg["qg"] = np.arange(len(qg))
+        counts = frame.groupby([grp, self.sa], sort=True).size().rename("count").reset_index()
         counts["gs"] = np.arange(len(counts))
-        cells = classes.merge(counts, on=self.group, how="inner", sort=False)
+
+        classes = qg.assign(person=None, member=False)
+        if self._persons:
+            classes = self._person_classes(qg)
+        classes = classes.reset_index(drop=True)
+        classes["cls"] = np.arange(len(classes))
+        fixed = classes[~classes["member"].to_numpy(dtype=bool)].copy()
+        fixed[grp] = fixed[grp].astype(qg[grp].dtype)
+        member = classes[classes["member"].to_numpy(dtype=bool)]
+        parts = [
+            fixed.drop(columns=["qg"])
+            .merge(qg[qi + [grp, "qg"]], on=qi + [grp], how="left")
+            .merge(counts, on=grp)
+        ]
+        parts[0]["qg_row"] = -1
+        if len(member):
+            m = member.drop(columns=[grp, "qg"]).merge(qg[qi + [grp, "qg"]], on=qi)
+            m = m.merge(counts, on=grp)
+            m["qg_row"] = m["qg"]
+            parts.append(m)
+        cells = pd.concat(parts, ignore_index=True)
         cells = cells.sort_values(["cls", "gs"], kind="stable").reset_index(drop=True)
-        self.classes = classes.drop(columns="cls")
+        self.classes = classes[qi + [grp, "n", "person"]].copy()
         self.group_values = counts.rename(columns={"count": "n"}).drop(columns="gs")
-        self.cells = cells[self.qi + [self.group, self.sa, "cls", "gs", "n"]]
+        self.cells = cells[qi + [grp, self.sa, "cls", "gs", "n", "person"]].copy()
         self.n_cells = len(cells)
         self._cls = cells["cls"].to_numpy()
         self._gs = cells["gs"].to_numpy()
         self._n = cells["n"].to_numpy(dtype=float)
         self._class_n = classes["n"].to_numpy(dtype=float)
+        self._class_member = classes["member"].to_numpy(dtype=bool)
         self._gs_n = counts["count"].to_numpy(dtype=float)
-        self._gs_group = counts[self.group].to_numpy()
-        self._class_group = classes[self.group].to_numpy()
-
+        self._gs_group = counts[grp].to_numpy()
+        # QI-invariants of the (q, g) pairs shared by classes with membership
+        used = np.unique(cells["qg_row"].to_numpy()[cells["qg_row"].to_numpy() >= 0])
+        remap = np.full(len(qg), -1)
+        remap[used] = np.arange(len(used))
+        qg_row = cells["qg_row"].to_numpy()
+        self._qg = np.where(qg_row >= 0, remap[np.maximum(qg_row, 0)], -1)
+        self._qg_n = qg["n"].to_numpy(dtype=float)[used]
+        self._qg_table = qg.iloc[used][qi + [grp, "n"]].reset_index(drop=True)
+        self._cell_key = list(
+            zip(
+                cells["person"].fillna("").astype(str),
+                cells["cls"].map(lambda c: "member" if self._class_member[c] else "fixed"),
+                *(cells[c] for c in qi),
+                cells[grp],
+                cells[self.sa],
+                strict=False,
+            )
+        )
+        if self.x is not None:
+            self._old_x.append(self.x)
         self.x = cp.Variable(self.n_cells, name="x")
-        self.facts: list[Fact] = []
-        self._labels: dict[int, tuple[cp.Expression, str]] = {}
-        self._domains = {c: set(frame[c].unique().tolist()) for c in self.qi + [self.sa]}
+
+    def _person_classes(self, qg: pd.DataFrame) -> pd.DataFrame:
+        qi, grp = self.qi, self.group
+        keys = list(zip(*(qg[c] for c in qi), strict=True))
+        by_q: dict[tuple, list[int]] = {}
+        for i, k in enumerate(keys):
+            by_q.setdefault(k, []).append(i)
+        singled = {p.q for p in self._persons}
+        keep = [i for i, k in enumerate(keys) if k not in singled]
+        out = [qg.iloc[keep].assign(person=None, member=False)]
+        rows = []
+        for q in sorted(singled, key=str):
+            idx = by_q[q]
+            groups = qg[grp].to_numpy()[idx].tolist()
+            sizes = qg["n"].to_numpy()[idx].tolist()
+            ps = [p for p in self._persons if p.q == q]
+            n_q = sum(sizes)
+            qd = dict(zip(qi, q, strict=True))
+            if len(ps) > n_q:
+                shown = ", ".join(f"{a}={v}" for a, v in qd.items())
+                raise KnowledgeError(
+                    f"{len(ps)} persons have {shown} but the release holds {n_q} such records"
+                )
+            member = len(groups) > 1 and any(p.group is None for p in ps)
+            if member:
+                for p in ps:
+                    rows.append(
+                        {
+                            **qd,
+                            grp: p.group,
+                            "n": 1,
+                            "person": p.name,
+                            "member": p.group is None,
+                            "qg": -1,
+                        }
+                    )
+                if n_q > len(ps):
+                    rows.append(
+                        {
+                            **qd,
+                            grp: None,
+                            "n": n_q - len(ps),
+                            "person": None,
+                            "member": True,
+                            "qg": -1,
+                        }
+                    )
+            else:
+                taken = dict.fromkeys(groups, 0)
+                for p in ps:
+                    g = groups[0] if p.group is None else p.group
+                    taken[g] += 1
+                    rows.append({**qd, grp: g, "n": 1, "person": p.name, "member": False, "qg": -1})
+                for g, n in zip(groups, sizes, strict=True):
+                    if n - taken[g] < 0:
+                        raise KnowledgeError(f"more persons than records in group {g!r}")
+                    if n - taken[g] > 0:
+                        rows.append(
+                            {
+                                **qd,
+                                grp: g,
+                                "n": n - taken[g],
+                                "person": None,
+                                "member": False,
+                                "qg": -1,
+                            }
+                        )
+        extra = pd.DataFrame(rows, columns=list(qg.columns) + ["person", "member"])
+        return pd.concat([out[0], extra], ignore_index=True)
 
     # ------------------------------------------------------------------ data
     def invariant_matrix(self, drop_redundant: bool = True):
         """The data constraints as ``(A, b, rows)``: ``A @ x == b`` on the count scale.
 
-        ``rows`` is a DataFrame naming each row (``kind`` is ``"QI"`` or ``"SA"``, with
-        its group and value). With ``drop_redundant`` one SA-invariant per bucket is left
-        out, so every bucket has g + h - 1 independent rows (Du et al. Theorem 3).
+        ``rows`` is a DataFrame naming each row: ``kind`` is ``"QI"`` for a class's own row
+        (its QI-invariant; with a person singled out, its One constraint), ``"QI (shared)"``
+        for the QI-invariant of a (QI value, group) pair whose bucket is unknown for some
+        class, and ``"SA"`` for an SA-invariant. With ``drop_redundant`` one SA-invariant
+        per bucket is left out, so every bucket has g + h - 1 independent rows (Du et al.
+        Theorem 3); with persons the solver also drops one row per shared QI value.
         """
-        n_cls, n_gs = len(self._class_n), len(self._gs_n)
+        n_cls, n_gs, n_qg = len(self._class_n), len(self._gs_n), len(self._qg_n)
         cols = np.arange(self.n_cells)
         ones = np.ones(self.n_cells)
         A_cls = sp.csr_array((ones, (self._cls, cols)), shape=(n_cls, self.n_cells))
         A_gs = sp.csr_array((ones, (self._gs, cols)), shape=(n_gs, self.n_cells))
+        has = self._qg >= 0
+        A_qg = sp.csr_array((ones[has], (self._qg[has], cols[has])), shape=(n_qg, self.n_cells))
         keep_gs = np.ones(n_gs, dtype=bool)
         if drop_redundant:
             # the last sensitive value of every group (its row is implied by the others)
             last = pd.Series(np.arange(n_gs)).groupby(self._gs_group).max().to_numpy()
             keep_gs[last] = False
-        A = sp.vstack([A_cls, A_gs[keep_gs]], format="csr")
-        b = np.concatenate([self._class_n, self._gs_n[keep_gs]])
+        A = sp.vstack([A_cls, A_qg, A_gs[keep_gs]], format="csr")
+        b = np.concatenate([self._class_n, self._qg_n, self._gs_n[keep_gs]])
         rows_cls = self.classes.assign(kind="QI")
+        rows_qg = self._qg_table.assign(kind="QI (shared)")
         rows_gs = self.group_values.loc[keep_gs].assign(kind="SA")
-        rows = pd.concat([rows_cls, rows_gs], ignore_index=True)
+        rows = pd.concat([rows_cls, rows_qg, rows_gs], ignore_index=True)
         return A, b, rows
 
     def true_assignment(self, original: pd.DataFrame) -> np.ndarray:
@@ -160,6 +324,8 @@ class MaxEntModel:
         ``original`` must carry the release's QI, group and sensitive columns, for example
         the release's own frame (the sensitive value on each row is the true one).
         """
+        if self._persons:
+            raise ReleaseError("true_assignment() is for models without persons singled out")
         keys = self.qi + [self.group, self.sa]
         for c in keys:
             if c not in original.columns:
@@ -270,7 +436,7 @@ class MaxEntModel:
             raise KnowledgeError("terms() takes a scalar expression or constraint")
         row = sp.csr_array(A)
         coef = row.data * self.n_records
-        out = self.cells.iloc[row.indices][self.qi + [self.group, self.sa]].copy()
+        out = self.cells.iloc[row.indices][self.qi + [self.group, self.sa, "person"]].copy()
         if sense is None:
             out["coefficient"] = coef
             out.attrs["constant"] = float(const[0])
@@ -346,10 +512,12 @@ class MaxEntModel:
             if hit is None or hit[0] is not p_side or c_side.variables():
                 continue
             value = np.asarray(c_side.value, dtype=float)
-            bad = value[(value < 0) | (value > 1) | ~np.isfinite(value)]
+            top = hit[2] if len(hit) > 2 else 1  # count_having: a count of persons
+            bad = value[(value < 0) | (value > top) | ~np.isfinite(value)]
             if bad.size:
+                what = "probability" if len(hit) <= 2 else "count"
                 raise KnowledgeError(
-                    f"probability {bad.ravel()[0]:g} is outside [0, 1] in fact {name!r}"
+                    f"{what} {bad.ravel()[0]:g} is outside [0, {top}] in fact {name!r}"
                 )
 
     def add(self, constraint, name: str | None = None) -> None:
@@ -371,9 +539,7 @@ class MaxEntModel:
         if isinstance(constraint, Soft):
             inner = constraint.fact
             kind = type(inner).__name__
-            if kind not in ("Equality", "Inequality") or not all(
-                a.is_affine() for a in inner.args
-            ):
+            if kind not in ("Equality", "Inequality") or not all(a.is_affine() for a in inner.args):
                 raise KnowledgeError(
                     f"soft fact {name!r} must be a linear ==, <= or >= fact, got {kind}"
                 )
@@ -422,6 +588,11 @@ class MaxEntModel:
         if any(f.name == name for f in self.facts):
             raise KnowledgeError(f"a fact named {name!r} is already in the model")
         foreign = [v for v in constraint.variables() if v is not self.x]
+        if any(any(v is o for o in self._old_x) for v in foreign):
+            raise KnowledgeError(
+                f"fact {name!r} was built before model.person(...) changed the model's "
+                "variables; build it again with model.P(...) or person.P(...)"
+            )
         if foreign:
             raise KnowledgeError(
                 f"fact {name!r} uses variable {foreign[0].name()!r} that is not this model's"
@@ -468,6 +639,105 @@ class MaxEntModel:
                 return
         raise KnowledgeError(f"no fact named {name!r} in the model")
 
+    def person(self, name, **qi) -> Person:
+        """Single out one individual: a record with these QI values (a pseudonym).
+
+        Give every QI attribute. When that QI value occurs in several buckets, which one
+        holds this person is unknown: their class (and the rest of the records with that
+        QI value) gets cells in every such bucket, tied by per-bucket QI-invariants (Du et
+        al. Section 6, Figure 4). With a ``person`` column in the release, ``person(pid)``
+        with no QI refers to that row's person (bucket known). Facts added before are
+        carried over to the new cells; build new ``P(...)`` expressions after this call.
+
+        >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+        >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(),
+        ...     qi=["gender", "degree"], sa="disease", group="bucket"))
+        >>> bob = model.person("Bob", gender="male", degree="college")  # buckets 1 or 2
+        >>> model.add(bob.P("HIV") == 1)     # Bob has HIV: he is Ethan's record, bucket 2
+        >>> result = model.solve()
+        >>> round(float(result.person_posterior().loc["Bob", "HIV"]), 9)
+        1.0
+        """
+        name = str(name)
+        if any(p.name == name for p in self._persons):
+            raise KnowledgeError(f"person {name!r} is already in the model")
+        group = None
+        frame = self.release.frame
+        if not qi and self.release.person is not None:
+            pid_col = self.release.person
+            hit = frame.index[(frame[pid_col].astype(str) == name).to_numpy()]
+            if len(hit) == 0:
+                raise KnowledgeError(f"person id {name!r} is not in column {pid_col!r}")
+            row = frame.loc[hit[0]]
+            q = tuple(row[c] for c in self.qi)
+            group = row[self.group]
+        else:
+            missing = [a for a in self.qi if a not in qi]
+            unknown = [a for a in qi if a not in self.qi]
+            if unknown:
+                raise KnowledgeError(
+                    f"unknown quasi-identifier {unknown[0]!r} for person {name!r} "
+                    f"(the release's QI: {', '.join(self.qi)})"
+                )
+            if missing:
+                raise KnowledgeError(
+                    f"person {name!r} needs every QI attribute; missing {', '.join(missing)}"
+                )
+            q = tuple(self._match_value(a, qi[a], "quasi-identifier") for a in self.qi)
+            sel = np.ones(len(frame), dtype=bool)
+            for a, v in zip(self.qi, q, strict=True):
+                sel &= (frame[a] == v).to_numpy()
+            if not sel.any():
+                shown = ", ".join(f"{a}={v}" for a, v in zip(self.qi, q, strict=True))
+                raise KnowledgeError(f"no record of the release has {shown} (person {name!r})")
+        person = Person(self, name, q, group)
+        saved = dict(self.__dict__)
+        old_keys = self._cell_key
+        old_member_q = {k[2 : 2 + len(self.qi)] for k in old_keys if k[1] == "member"}
+        old_persons = {p.name for p in self._persons}
+        self._persons.append(person)
+        try:
+            self._build()
+            self._remap_facts(old_keys, old_member_q, old_persons, saved["x"])
+        except Exception:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            self._persons = [p for p in saved["_persons"] if p is not person]
+            raise
+        return person
+
+    def _remap_facts(self, old_keys, old_member_q, old_persons, old_x) -> None:
+        """Carry facts over to the cells of a rebuilt model (old cell = sum of new ones)."""
+        index = {k: i for i, k in enumerate(old_keys)}
+        k_q = len(self.qi)
+        cols = []
+        for key in self._cell_key:
+            who, _, rest = key[0], key[1], key[2:]
+            q = rest[:k_q]
+            if who in old_persons:
+                old = next(k for k in old_keys if k[0] == who and k[2:] == rest)
+            else:
+                old = ("", "member" if q in old_member_q else "fixed", *rest)
+            cols.append(index[old])
+        T = sp.csr_array(
+            (np.ones(self.n_cells), (np.array(cols, dtype=int), np.arange(self.n_cells))),
+            shape=(len(old_keys), self.n_cells),
+        )
+        from .solve import _substitute
+
+        for f in self.facts:
+            if f.A is not None:
+                f.A = sp.csr_array(f.A @ T)
+                f.cells = np.unique(f.A.indices)
+            else:
+                f.constraint = _substitute(f.constraint, old_x, T @ self.x)
+                f.cells = self._footprint_constraint(f.constraint)
+
+    @property
+    def persons(self) -> list[Person]:
+        """The individuals singled out so far."""
+        return list(self._persons)
+
     def fact_table(self) -> pd.DataFrame:
         """One row per fact: name, sense, number of rows and cells touched."""
         return pd.DataFrame(
@@ -505,8 +775,27 @@ class MaxEntModel:
         multipliers (quadratic convergence to floating-point residuals); when a step fails
         the solver's own answer is kept (``result.components["polished"]`` says which).
         """
+        from .conflicts import explain_infeasibility
+        from .errors import InfeasibleKnowledge
         from .solve import solve_model
 
+        try:
+            return self._solve(
+                solve_model, solver, decompose, presolve, tol, verbose, options, polish
+            )
+        except InfeasibleKnowledge as err:
+            table = explain_infeasibility(self)
+            if table.empty:
+                raise
+            names = table["fact"].tolist()
+            shown = "; ".join(names[:6]) + ("; ..." if len(names) > 6 else "")
+            raise InfeasibleKnowledge(
+                f"{len(names)} fact{'s' if len(names) != 1 else ''} cannot hold together with "
+                f"the data: {shown} (see .conflicts)",
+                conflicts=table,
+            ) from err
+
+    def _solve(self, solve_model, solver, decompose, presolve, tol, verbose, options, polish):
         return solve_model(
             self,
             solver=solver,

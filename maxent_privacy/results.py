@@ -96,6 +96,9 @@ class Result:
         violations=None,
     ):
         self.model = model
+        # the model may change later (persons added): keep what this answer refers to
+        self._cells = model.cells
+        self._person_names = [p.name for p in model.persons]
         self.x = x
         self.status = status
         self.certificate = certificate
@@ -110,7 +113,7 @@ class Result:
     # ------------------------------------------------------------- posteriors
     def cell_table(self) -> pd.DataFrame:
         """``model.cells`` with the estimated count ``x`` and ``P(s | class)``."""
-        cells = self.model.cells.copy()
+        cells = self._cells.copy()
         cells["x"] = self.x
         cells["p"] = self.x / cells["n"].to_numpy(dtype=float)
         return cells
@@ -128,7 +131,7 @@ class Result:
             keys = list(m.qi) + [m.group]
         else:
             raise ValueError(f"by must be None or 'group', got {by!r}")
-        cells = m.cells[keys + [m.sa]].copy()
+        cells = self._cells[keys + [m.sa]].copy()
         cells["x"] = self.x
         table = cells.groupby(keys + [m.sa], sort=True, observed=True)["x"].sum()
         table = table.unstack(m.sa, fill_value=0.0)
@@ -140,6 +143,29 @@ class Result:
             table.index = pd.MultiIndex.from_arrays([table.index], names=keys)
         table.columns.name = m.sa
         return table
+
+    def person_posterior(self) -> pd.DataFrame:
+        """P(S | person) for every individual singled out (rows: persons by name)."""
+        m = self.model
+        cells = self._cells[["person", m.sa]].copy()
+        cells["x"] = self.x
+        cells = cells[cells["person"].notna()]
+        if cells.empty:
+            return pd.DataFrame(columns=pd.Index(m.release.sa_values, name=m.sa), dtype=float)
+        table = cells.groupby(["person", m.sa], sort=False)["x"].sum().unstack(fill_value=0.0)
+        order = self._person_names
+        table = table.reindex(index=order, columns=m.release.sa_values, fill_value=0.0)
+        table.columns.name = m.sa
+        return table
+
+    def person_groups(self) -> pd.DataFrame:
+        """P(group | person): which bucket holds each singled-out individual."""
+        m = self.model
+        cells = self._cells[["person", m.group]].copy()
+        cells["x"] = self.x
+        cells = cells[cells["person"].notna()]
+        table = cells.groupby(["person", m.group], sort=False)["x"].sum().unstack(fill_value=0.0)
+        return table.reindex(index=self._person_names)
 
     def posterior_of(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Posterior rows for each row of ``frame`` (matched on the QI columns)."""

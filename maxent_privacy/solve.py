@@ -127,6 +127,18 @@ def _presolve(
     return fixed
 
 
+def _independent_rows(dense: np.ndarray) -> np.ndarray:
+    """Indices of a maximal set of linearly independent rows (QR with column pivoting)."""
+    from scipy.linalg import qr
+
+    if dense.shape[0] == 0:
+        return np.zeros(0, dtype=int)
+    _, R, piv = qr(dense.T, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(R))
+    rank = int(np.sum(diag > 1e-9 * max(1.0, diag.max(initial=0.0))))
+    return np.sort(piv[:rank])
+
+
 def _bipartite_pieces(rows_a: np.ndarray, rows_b: np.ndarray, na: int, nb: int) -> np.ndarray:
     """Connected-piece label of every b-node in the bipartite graph of edges (a, b)."""
     m = len(rows_a)
@@ -179,6 +191,9 @@ def solve_model(
     ones = np.ones(n)
     A_cls = sp.csr_array((ones, (model._cls, cells)), shape=(n_cls, n))
     A_gs = sp.csr_array((ones, (model._gs, cells)), shape=(n_gs, n))
+    n_qg = len(model._qg_n)
+    hasq = model._qg >= 0
+    A_qg = sp.csr_array((ones[hasq], (model._qg[hasq], cells[hasq])), shape=(n_qg, n))
 
     facts = model.facts
     lin = [f for f in facts if f.sense in ("==", "<=")]
@@ -196,8 +211,8 @@ def solve_model(
 
     # ---- 1. presolve
     if presolve:
-        E = sp.vstack([A_cls, A_gs, F_eq], format="csr")
-        e = np.concatenate([model._class_n, model._gs_n, f_eq])
+        E = sp.vstack([A_cls, A_qg, A_gs, F_eq], format="csr")
+        e = np.concatenate([model._class_n, model._qg_n, model._gs_n, f_eq])
         # inequality rows a x <= 0 with a >= 0 force zeros too
         if F_in.shape[0]:
             nonneg = np.asarray((F_in < 0).sum(axis=1)).ravel() == 0
@@ -225,22 +240,58 @@ def solve_model(
     # ---- 2. reduced data rows
     r_cls = model._class_n - A_cls @ x
     r_gs = model._gs_n - A_gs @ x
+    r_qg = model._qg_n - A_qg @ x
     f_cls = model._cls[free_idx]
     f_gs = model._gs[free_idx]
-    pieces = _bipartite_pieces(f_cls, f_gs, n_cls, n_gs)
-    gs_piece = pieces[n_cls:]
     gs_has_free = np.bincount(f_gs, minlength=n_gs) > 0
     cls_has_free = np.bincount(f_cls, minlength=n_cls) > 0
-    # drop one SA row (the last) of each piece
-    gs_ids = np.flatnonzero(gs_has_free)
+    f_qg = model._qg[free_idx]
+    qg_has_free = np.bincount(f_qg[f_qg >= 0], minlength=n_qg) > 0
+    for r, has, rhs in (
+        (r_cls, cls_has_free, model._class_n),
+        (r_qg, qg_has_free, model._qg_n),
+        (r_gs, gs_has_free, model._gs_n),
+    ):
+        if (~has & (np.abs(r) > tol * np.maximum(1.0, rhs))).any():
+            raise InfeasibleKnowledge("the facts force cell values that the data rule out")
+    keep_cls, keep_qg, keep_gs = cls_has_free.copy(), qg_has_free.copy(), gs_has_free.copy()
+    in_member = np.zeros(len(free_idx), dtype=bool)
+    if model._class_member[f_cls].any():
+        # cells linked by data rows to a class whose bucket is unknown: rank by QR
+        A_data = sp.vstack([A_cls, A_qg, A_gs], format="csr")[:, free_idx]
+        big = sp.bmat([[None, A_data.T], [A_data, None]], format="csr")
+        _, lab = connected_components(big, directed=False)
+        lab = lab[: len(free_idx)]
+        member_labels = np.unique(lab[model._class_member[f_cls]])
+        in_member = np.isin(lab, member_labels)
+        A_data = sp.csr_array(A_data)
+        for m_lab in member_labels:
+            cols = np.flatnonzero(lab == m_lab)
+            sub = sp.csc_array(A_data[:, cols])
+            rows = np.flatnonzero(np.diff(sp.csr_array(sub).indptr) > 0)
+            dense = sp.csr_array(sub)[rows].toarray()
+            keep_rows = rows[_independent_rows(dense)]
+            drop = np.setdiff1d(rows, keep_rows)
+            for r in drop:
+                if r < n_cls:
+                    keep_cls[r] = False
+                elif r < n_cls + n_qg:
+                    keep_qg[r - n_cls] = False
+                else:
+                    keep_gs[r - n_cls - n_qg] = False
+    # drop one SA row (the last) of each bucket piece of the other cells
+    sel = ~in_member
+    pieces = _bipartite_pieces(f_cls[sel], f_gs[sel], n_cls, n_gs)
+    gs_piece = pieces[n_cls:]
+    gs_ids = np.flatnonzero(np.bincount(f_gs[sel], minlength=n_gs) > 0)
     last = pd.Series(gs_ids).groupby(gs_piece[gs_ids]).max().to_numpy()
-    keep_gs = gs_has_free.copy()
     keep_gs[last] = False
-    cls_rows = np.flatnonzero(cls_has_free)
+    cls_rows = np.flatnonzero(keep_cls)
+    qg_rows = np.flatnonzero(keep_qg)
     gs_rows = np.flatnonzero(keep_gs)
-    A_red = sp.vstack([A_cls[cls_rows], A_gs[gs_rows]], format="csr")[:, free_idx]
-    b_red = np.concatenate([r_cls[cls_rows], r_gs[gs_rows]])
-    A_red = sp.csr_array(A_red)
+    A_red = sp.vstack([A_cls[cls_rows], A_qg[qg_rows], A_gs[gs_rows]], format="csr")
+    A_red = sp.csr_array(A_red[:, free_idx])
+    b_red = np.concatenate([r_cls[cls_rows], r_qg[qg_rows], r_gs[gs_rows]])
 
     # fact rows on free cells (row-scaled to max |coef| = 1 for the solver)
     def reduce_rows(F, f):
@@ -329,7 +380,9 @@ def solve_model(
         n_gs_k = np.bincount(gs_comp[gs_comp >= 0], minlength=n_comp)
         T = np.bincount(cls_comp[cls_comp >= 0], weights=r_cls[cls_comp >= 0], minlength=n_comp)
         product = (n_cells_k == n_cls_k * n_gs_k) & (T > 0)
-        closed = product & ~comp_has_fact
+        comp_member = np.zeros(n_comp, dtype=bool)
+        comp_member[comp_of_cell[in_member]] = True
+        closed = product & ~comp_has_fact & ~comp_member
         cf = closed[comp_of_cell]
         if cf.any():
             kc = comp_of_cell[cf]
@@ -349,7 +402,7 @@ def solve_model(
                     c_star[np.maximum(gs_comp, 0)] / T[np.maximum(gs_comp, 0)]
                 )
             row_is_closed = closed[np.maximum(row_comp[:n_rows_d], 0)] & (row_comp[:n_rows_d] >= 0)
-            nu_rows = np.concatenate([nu_cls[cls_rows], nu_gs[gs_rows]])
+            nu_rows = np.concatenate([nu_cls[cls_rows], np.zeros(len(qg_rows)), nu_gs[gs_rows]])
             nu_d[row_is_closed] = nu_rows[row_is_closed]
             Acf = A_red[row_is_closed][:, np.flatnonzero(cf)]
             bound_free += _dual_bound(
@@ -497,6 +550,7 @@ def solve_model(
             np.max(np.abs(A_cls @ x - model._class_n) / np.maximum(1, model._class_n), initial=0)
         ),
         float(np.max(np.abs(A_gs @ x - model._gs_n) / np.maximum(1, model._gs_n), initial=0)),
+        float(np.max(np.abs(A_qg @ x - model._qg_n) / np.maximum(1, model._qg_n), initial=0)),
     )
     know = [0.0]
     fact_res = {}

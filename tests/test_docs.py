@@ -8,9 +8,18 @@ import re
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-MODULES = ["maxent_privacy", "maxent_privacy.data", "maxent_privacy.datasets",
-           "maxent_privacy.model", "maxent_privacy.results", "maxent_privacy.metrics",
-           "maxent_privacy.anonymize"]
+MODULES = [
+    "maxent_privacy",
+    "maxent_privacy.data",
+    "maxent_privacy.datasets",
+    "maxent_privacy.model",
+    "maxent_privacy.results",
+    "maxent_privacy.metrics",
+    "maxent_privacy.anonymize",
+    "maxent_privacy.knowledge",
+    "maxent_privacy.rules",
+    "maxent_privacy.conflicts",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -34,7 +43,7 @@ def test_readme_tour_runs():
 
 def test_readme_starts_with_the_two_commands():
     lines = (ROOT / "README.md").read_text().splitlines()
-    block = lines[lines.index("```bash") + 1: lines.index("```bash") + 3]
+    block = lines[lines.index("```bash") + 1 : lines.index("```bash") + 3]
     assert block[0].endswith("maxent-privacy demo")
     assert "[test]" in block[1] and "pytest" in block[1]
     ci = (ROOT / ".ci" / "run").read_text()
