@@ -17,6 +17,7 @@ from __future__ import annotations
 import cvxpy as cp
 
 from .errors import KnowledgeError
+from .model import _refuse_strict
 
 __all__ = ["Soft", "Vague", "count_having", "soft", "vague"]
 
@@ -129,5 +130,6 @@ def count_having(s, persons) -> cp.Expression:
     values = s if isinstance(s, (list, tuple, set)) else [s]
     label = f"count({' or '.join(map(str, values))} among {', '.join(p.name for p in persons)})"
     model = persons[0].model
+    expr = _refuse_strict(expr)
     model._labels[id(expr)] = (expr, label, len(persons))
     return expr

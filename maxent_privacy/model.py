@@ -87,7 +87,7 @@ class Person:
             raise KnowledgeError("P() needs at least one sensitive value")
         mask = (m.cells["person"] == self.name).to_numpy() & m.cells[m.sa].isin(values).to_numpy()
         idx = np.flatnonzero(mask)
-        expr = cp.sum(m.x[idx]) if idx.size else cp.Constant(0.0)
+        expr = _refuse_strict(cp.sum(m.x[idx]) if idx.size else cp.Constant(0.0))
         shown = " or ".join(map(str, values))
         m._labels[id(expr)] = (expr, f"P({self.name} has {shown})")
         return expr
@@ -96,6 +96,27 @@ class Person:
         shown = ", ".join(f"{a}={v}" for a, v in self.qi.items())
         where = f", group {self.group!r}" if self.group is not None else ""
         return f"Person({self.name!r}: {shown}{where})"
+
+
+def _strict(self, other):
+    raise KnowledgeError(
+        "strict inequalities (<, >) are not allowed: the maximum entropy over an open set "
+        "need not be attained (no maximizer exists when the bound is active); write <= or >="
+    )
+
+
+_STRICT_CLASSES: dict[type, type] = {}
+
+
+def _refuse_strict(expr: cp.Expression) -> cp.Expression:
+    """Give a P(...) expression a clear error for ``<`` and ``>`` (cvxpy's says only 'no')."""
+    base = type(expr)
+    cls = _STRICT_CLASSES.get(base)
+    if cls is None:
+        cls = type(base.__name__, (base,), {"__lt__": _strict, "__gt__": _strict})
+        _STRICT_CLASSES[base] = cls
+    expr.__class__ = cls
+    return expr
 
 
 def _as_list(value) -> list:
@@ -404,6 +425,7 @@ class MaxEntModel:
             expr = cp.Constant(0.0)
         else:
             expr = cp.sum(self.x[idx]) / n_q
+        expr = _refuse_strict(expr)
         self._labels[id(expr)] = (expr, label)
         return expr
 

@@ -140,3 +140,13 @@ def test_release_duplicate_person(figure1):
 def test_model_needs_a_release():
     with pytest.raises(ReleaseError, match="DataFrame"):
         MaxEntModel(pd.DataFrame())
+
+
+def test_strict_inequalities_are_refused_with_the_reason(model):
+    p = model.P("Flu", gender="male")
+    for attempt in (lambda: p < 0.3, lambda: 0.3 < p, lambda: p > model.P("HIV", gender="male")):
+        with pytest.raises(KnowledgeError, match="strict inequalities.*no maximizer.*<= or >="):
+            attempt()
+    alice = model.person("Alice", gender="female", degree="junior")
+    with pytest.raises(KnowledgeError, match="strict inequalities"):
+        alice.P("HIV") > 0.5  # noqa: B015
