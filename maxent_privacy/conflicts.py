@@ -25,40 +25,38 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import linprog
+from scipy.sparse.csgraph import connected_components
 
 __all__ = ["explain_infeasibility", "is_feasible"]
 
 
 def _data_rows(model):
     A, b, _ = model.invariant_matrix(drop_redundant=False)
-    return A, b
+    return sp.csr_array(A), b
 
 
-def is_feasible(model, facts=None, tol: float = 1e-9) -> bool:
-    """Whether the data and the given hard facts (default: all) can hold together."""
-    facts = [f for f in (model.facts if facts is None else facts) if f.sense != "soft"]
-    A, b = _data_rows(model)
+def _feasible(model, facts, A, b, cols, tol) -> bool:
+    """Feasibility of data rows ``A x = b`` and the facts, on the cells ``cols``."""
     eq = [f for f in facts if f.sense == "=="]
     ineq = [f for f in facts if f.sense == "<="]
     convex = [f for f in facts if f.sense == "convex"]
-    n = model.n_cells
-    A_eq = sp.vstack([A] + [f.A for f in eq], format="csr")
-    b_eq = np.concatenate([b] + [f.b for f in eq])
     if convex:
         x = model.x
-        cons = [A_eq @ x == b_eq, x >= 0] + [f.constraint for f in convex]
-        if ineq:
-            cons.append(
-                sp.vstack([f.A for f in ineq], format="csr") @ x
-                <= np.concatenate([f.b for f in ineq])
-            )
+        cons = [A @ x == b, x >= 0] + [f.constraint for f in convex]
+        for f in eq:
+            cons.append(f.A @ x == f.b)
+        for f in ineq:
+            cons.append(f.A @ x <= f.b)
         prob = cp.Problem(cp.Minimize(0), cons)
         prob.solve(solver="CLARABEL")
         return prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
-    A_ub = sp.vstack([f.A for f in ineq], format="csr") if ineq else None
+    rows = np.flatnonzero(np.diff(sp.csr_array(A[:, cols]).indptr) > 0)
+    A_eq = sp.vstack([A[rows][:, cols]] + [f.A[:, cols] for f in eq], format="csr")
+    b_eq = np.concatenate([b[rows]] + [f.b for f in eq])
+    A_ub = sp.vstack([f.A[:, cols] for f in ineq], format="csr") if ineq else None
     b_ub = np.concatenate([f.b for f in ineq]) if ineq else None
     res = linprog(
-        np.zeros(n),
+        np.zeros(len(cols)),
         A_ub=A_ub,
         b_ub=b_ub,
         A_eq=A_eq,
@@ -70,26 +68,86 @@ def is_feasible(model, facts=None, tol: float = 1e-9) -> bool:
     return res.status == 0
 
 
-def explain_infeasibility(model) -> pd.DataFrame:
+def is_feasible(model, facts=None, tol: float = 1e-9) -> bool:
+    """Whether the data and the given hard facts (default: all) can hold together."""
+    facts = [f for f in (model.facts if facts is None else facts) if f.sense != "soft"]
+    A, b = _data_rows(model)
+    return _feasible(model, facts, A, b, np.arange(model.n_cells), tol)
+
+
+def _components(model, facts, A):
+    """Connected pieces of cells linked by data rows or facts; each fact's piece."""
+    n = model.n_cells
+    blocks = [A]
+    for f in facts:
+        blocks.append(
+            sp.csr_array(
+                (np.ones(len(f.cells)), (np.zeros(len(f.cells), dtype=int), f.cells)), shape=(1, n)
+            )
+        )
+    M = sp.vstack(blocks, format="csr")
+    big = sp.bmat([[None, M.T], [M, None]], format="csr")
+    _, lab = connected_components(big, directed=False)
+    return lab[:n]
+
+
+def explain_infeasibility(model, tol: float = 1e-9) -> pd.DataFrame:
     """An irreducible set of facts that contradict the data or each other.
 
     Returns a DataFrame with one row per fact in the conflict (``fact``, ``sense``,
-    ``rows``); empty when the facts are feasible after all.
+    ``rows``); empty when the facts are feasible after all. A conflict lies within one
+    connected piece of the constraint graph, so each piece is checked alone; within the
+    first infeasible piece a deletion filter with halving chunks (drop half the facts
+    while the rest stays infeasible, then quarters, ..., then single facts) leaves an
+    irreducible set: removing any one of its facts restores feasibility.
     """
     hard = [f for f in model.facts if f.sense != "soft"]
-    if is_feasible(model, hard):
-        return pd.DataFrame({"fact": [], "sense": [], "rows": []})
-    # only facts that share cells (directly or through others) with an infeasible one can
-    # matter; the deletion filter below is exact whatever set it starts from
-    keep = list(hard)
-    for f in list(keep):
-        trial = [g for g in keep if g is not f]
-        if not is_feasible(model, trial):
-            keep = trial
-    return pd.DataFrame(
-        {
-            "fact": [f.name for f in keep],
-            "sense": [f.sense for f in keep],
-            "rows": [f.size for f in keep],
-        }
-    )
+    A, b = _data_rows(model)
+    empty = pd.DataFrame({"fact": [], "sense": [], "rows": []})
+    if not hard:
+        return empty
+    if any(f.sense == "convex" for f in hard):
+        cols_of = {0: np.arange(model.n_cells)}
+        facts_of = {0: hard}
+    else:
+        lab = _components(model, hard, A)
+        facts_of: dict[int, list] = {}
+        for f in hard:
+            key = int(lab[f.cells[0]]) if len(f.cells) else -1
+            facts_of.setdefault(key, []).append(f)
+        cols_of = {k: np.flatnonzero(lab == k) for k in facts_of if k >= 0}
+        cols_of[-1] = np.zeros(0, dtype=int)
+    for k, fs in facts_of.items():
+        cols = cols_of[k]
+
+        def feasible(subset, cols=cols):
+            if len(cols) == 0:  # facts on no cell: constants that must hold
+                return all(
+                    (np.abs(f.b) <= tol).all() if f.sense == "==" else (f.b >= -tol).all()
+                    for f in subset
+                )
+            return _feasible(model, subset, A, b, cols, tol)
+
+        if feasible(fs):
+            continue
+        keep = list(fs)
+        chunk = max(1, len(keep) // 2)
+        while True:
+            i = 0
+            while i < len(keep):
+                trial = keep[:i] + keep[i + chunk :]
+                if trial and not feasible(trial):
+                    keep = trial
+                else:
+                    i += chunk
+            if chunk == 1:
+                break
+            chunk = max(1, chunk // 2)
+        return pd.DataFrame(
+            {
+                "fact": [f.name for f in keep],
+                "sense": [f.sense for f in keep],
+                "rows": [f.size for f in keep],
+            }
+        )
+    return empty
