@@ -204,6 +204,9 @@ class MaxEntModel:
             m = m.merge(counts, on=grp)
             m["qg_row"] = m["qg"]
             parts.append(m)
+            # a person placed in a known bucket shares that (QI value, bucket) row too
+            shared = parts[0]["qg"].isin(m["qg"]).to_numpy()
+            parts[0].loc[shared, "qg_row"] = parts[0].loc[shared, "qg"]
         cells = pd.concat(parts, ignore_index=True)
         cells = cells.sort_values(["cls", "gs"], kind="stable").reset_index(drop=True)
         self.classes = classes[qi + [grp, "n", "person"]].copy()
@@ -732,17 +735,21 @@ class MaxEntModel:
         """Carry facts over to the cells of a rebuilt model (old cell = sum of new ones)."""
         index = {k: i for i, k in enumerate(old_keys)}
         k_q = len(self.qi)
-        cols = []
-        for key in self._cell_key:
+        rows, cols = [], []
+        for j, key in enumerate(self._cell_key):
             who, _, rest = key[0], key[1], key[2:]
             q = rest[:k_q]
             if who in old_persons:
                 old = next(k for k in old_keys if k[0] == who and k[2:] == rest)
             else:
                 old = ("", "member" if q in old_member_q else "fixed", *rest)
-            cols.append(index[old])
+            # no old cell: every record of that (QI value, bucket) was a person placed there,
+            # so this new cell is 0 in every feasible answer and old facts ignore it
+            if old in index:
+                rows.append(index[old])
+                cols.append(j)
         T = sp.csr_array(
-            (np.ones(self.n_cells), (np.array(cols, dtype=int), np.arange(self.n_cells))),
+            (np.ones(len(rows)), (np.array(rows, dtype=int), np.array(cols, dtype=int))),
             shape=(len(old_keys), self.n_cells),
         )
         from .solve import _substitute

@@ -37,6 +37,7 @@ evaluated as Python. Errors are :class:`KnowledgeFileError` with ``source:line:c
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,6 +271,8 @@ def _tokenize(raw: str, line: int, source: str) -> list[_Token]:
         if m:
             text = m.group()
             value: float | int = int(text) if text.isdigit() else float(text)
+            if not math.isfinite(value):
+                raise fail("number out of range", col, text)
             tokens.append(_Token("number", text, value, col, m.end() + 1))
             i = m.end()
             continue
@@ -736,8 +739,8 @@ class _Compiler:
 
     def error(self, reason: str, span=None) -> KnowledgeFileError:
         st = self.st
-        if span is None or span == (0, 0):
-            col, near = st.column, st.body
+        if span is None or span == (0, 0) or not st.text:
+            col, near = st.column, st.body or None
         else:
             col, near = span[0], st.text[span[0] - 1 : span[1] - 1]
         return KnowledgeFileError(reason, source=st.source, line=st.line, column=col, near=near)
@@ -834,13 +837,9 @@ class _Compiler:
                     node.span,
                 )
             try:
-                expr = count_having(node.value, people)
+                return count_having(node.value, people)
             except KnowledgeError as exc:
                 raise self.error(str(exc), node.span) from exc
-            # a new expression object: the model's range check takes labelled expressions
-            # for probabilities in [0, 1], but a count runs to len(persons) (checked by
-            # the parser)
-            return 1.0 * expr
         raise TypeError(f"not a knowledge expression: {node!r}")  # pragma: no cover
 
     def fact(self):
@@ -937,7 +936,7 @@ def apply_knowledge(model, statements) -> list[str]:
                     continue
                 obj = compiler.fact()
                 before = {f.name for f in model.facts}
-                model.add(obj, name=st.label)
+                model.add(obj, name=st.label or None)  # hand-made: the model's own name
                 added.extend(f.name for f in model.facts if f.name not in before)
             except KnowledgeFileError:
                 raise

@@ -181,3 +181,19 @@ def test_conflict_names_exactly_the_two_facts(model, figure1):
         model.solve()
     assert sorted(e.value.conflicts["fact"]) == ["no female BC", "no male BC"]
     assert "\n" not in str(e.value)
+
+
+def test_pseudonym_then_person_by_qi(figure1):
+    from maxent_privacy import Bucketized
+
+    release = Bucketized(figure1, qi=["gender", "degree"], sa="disease", group="bucket",
+                         person="name")
+    model = MaxEntModel(release)
+    model.add(model.P("Flu", gender="male") >= 0.3, name="flu")
+    model.person("Ethan")                                   # (male, college), bucket 2
+    bob = model.person("Bob", gender="male", degree="college")
+    result = model.solve()
+    # bucket 2 holds one (male, college) record, Ethan: Bob is in bucket 1
+    assert result.person_groups().loc["Bob"].fillna(0).to_dict() == pytest.approx({1: 1, 2: 0})
+    assert result.person_posterior().loc["Bob", "HIV"] == pytest.approx(0, abs=1e-9)
+    assert bob.group is None
