@@ -186,11 +186,12 @@ def test_conflict_names_exactly_the_two_facts(model, figure1):
 def test_pseudonym_then_person_by_qi(figure1):
     from maxent_privacy import Bucketized
 
-    release = Bucketized(figure1, qi=["gender", "degree"], sa="disease", group="bucket",
-                         person="name")
+    release = Bucketized(
+        figure1, qi=["gender", "degree"], sa="disease", group="bucket", person="name"
+    )
     model = MaxEntModel(release)
     model.add(model.P("Flu", gender="male") >= 0.3, name="flu")
-    model.person("Ethan")                                   # (male, college), bucket 2
+    model.person("Ethan")  # (male, college), bucket 2
     bob = model.person("Bob", gender="male", degree="college")
     result = model.solve()
     # bucket 2 holds one (male, college) record, Ethan: Bob is in bucket 1
