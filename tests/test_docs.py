@@ -41,6 +41,18 @@ def test_readme_tour_runs():
     assert result.duals["doctorates"] == result.duals["doctorates"]  # a number, not NaN
 
 
+def test_readme_knowledge_example_runs():
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    namespace: dict = {}
+    exec(compile(blocks[1], "README.md", "exec"), namespace)  # noqa: S102
+    result = namespace["result"]
+    assert result.certificate.primal_residual <= 1e-6
+    post = result.person_posterior()
+    assert post.loc["Alice", ["HIV", "Flu"]].sum() == pytest.approx(1, abs=1e-6)
+    assert post.loc[["Alice", "Bob"], "Pneumonia"].sum() >= 1 - 1e-6
+
+
 def test_readme_starts_with_the_two_commands():
     lines = (ROOT / "README.md").read_text().splitlines()
     block = lines[lines.index("```bash") + 1 : lines.index("```bash") + 3]
