@@ -15,6 +15,7 @@ examples and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
 """
 
 from . import anonymize, datasets, metrics, rules
+from .channels import inference_channels
 from .conflicts import explain_infeasibility
 from .data import Bucketized
 from .errors import (
@@ -45,6 +46,7 @@ __all__ = [
     "Rules",
     "count_having",
     "explain_infeasibility",
+    "inference_channels",
     "mine_rules",
     "rules",
     "soft",

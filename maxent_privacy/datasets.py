@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "wang2008_figure1",
     "ADULT_COLUMNS",
     "ADULT_QI",
     "ADULT_SA",
@@ -149,3 +150,51 @@ def du2008_adult(n: int = 14_210, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(len(frame), size=int(n), replace=False))
     return frame.iloc[rows].copy()
+
+
+def wang2008_figure1() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figure 1 of Wang, Zhu, Du and Teng (ICDM 2008): two releases of an updated table.
+
+    Returns the original tables D1 (13 patients) and D2 (12 patients: 7, 10 and 13
+    deleted, 14 and 15 added) with columns ``pseudonym, name, gender, zip, disease,
+    bucket``; the bucket column is the disguised releases D'1 and D'2 (Figure 1(b), (d)).
+    Release with ``Bucketized(d, qi=["gender", "zip"], sa="disease", group="bucket",
+    person="pseudonym")``. The paper prints D1 only in part; the diseases of patients 1-9
+    come from D2 (a patient's disease does not change) and patient 7's (Diabetes) is the
+    one left in D'1's second bucket. Patient 7's name is not given (None).
+
+    >>> d1, d2 = wang2008_figure1()
+    >>> len(d1), len(d2)
+    (13, 12)
+    """
+    d1 = [
+        (1, "Allen", "male", 13115, "Flu", 1),
+        (2, "Brian", "male", 13120, "Pneumonia", 1),
+        (3, "Cathy", "female", 13210, "Diabetes", 1),
+        (4, "Daily", "female", 13228, "Flu", 1),
+        (5, "Ethan", "male", 13315, "Flu", 2),
+        (6, "Frank", "male", 13471, "Pneumonia", 2),
+        (7, None, "female", 13520, "Diabetes", 2),
+        (8, "Helen", "female", 13347, "HIV", 3),
+        (9, "Irwan", "male", 13428, "Flu", 3),
+        (10, "James", "male", 13451, "Lung Cancer", 3),
+        (11, "Katey", "female", 13359, "Pneumonia", 4),
+        (12, "Liman", "male", 13427, "HIV", 4),
+        (13, "Milin", "female", 13530, "Diabetes", 4),
+    ]
+    d2 = [
+        (1, "Allen", "male", 13115, "Flu", 1),
+        (2, "Brian", "male", 13120, "Pneumonia", 1),
+        (14, "Nikon", "male", 13119, "Diabetes", 1),
+        (3, "Cathy", "female", 13210, "Diabetes", 2),
+        (4, "Daily", "female", 13228, "Flu", 2),
+        (15, "Olice", "female", 13244, "Pneumonia", 2),
+        (5, "Ethan", "male", 13315, "Flu", 3),
+        (8, "Helen", "female", 13347, "HIV", 3),
+        (11, "Katey", "female", 13359, "Pneumonia", 3),
+        (6, "Frank", "male", 13471, "Pneumonia", 4),
+        (9, "Irwan", "male", 13428, "Flu", 4),
+        (12, "Liman", "male", 13427, "HIV", 4),
+    ]
+    cols = ["pseudonym", "name", "gender", "zip", "disease", "bucket"]
+    return pd.DataFrame(d1, columns=cols), pd.DataFrame(d2, columns=cols)

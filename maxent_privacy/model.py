@@ -150,24 +150,40 @@ class MaxEntModel:
         The knowledge added so far, in order.
     """
 
-    def __init__(self, release: Bucketized):
-        if not isinstance(release, Bucketized):
-            raise ReleaseError(
-                f"MaxEntModel needs a Bucketized release, got {type(release).__name__}"
-            )
-        self.release = release
-        self.qi = list(release.qi)
-        self.sa = release.sa
-        self.group = release.group
-        frame = release.frame
-        self.n_records = len(frame)
+    def __init__(self, release):
+        releases = list(release) if isinstance(release, (list, tuple)) else [release]
+        if not releases:
+            raise ReleaseError("MaxEntModel needs at least one release")
+        for r, rel in enumerate(releases, start=1):
+            if not isinstance(rel, Bucketized):
+                raise ReleaseError(
+                    f"MaxEntModel needs Bucketized releases; release {r} is a {type(rel).__name__}"
+                )
+        self.releases = releases
+        self.release = releases[0]
+        self.pooled = len(releases) > 1
+        self.qi = list(self.release.qi)
+        self.sa = self.release.sa
+        self.group = self.release.group
         self.facts: list[Fact] = []
         self._labels: dict[int, tuple[cp.Expression, str]] = {}
-        self._domains = {c: set(frame[c].unique().tolist()) for c in self.qi + [self.sa]}
+        self._domains = {
+            c: set(pd.concat([r.frame[c] for r in releases]).unique().tolist())
+            for c in self.qi + [self.sa]
+        }
         self._persons: list[Person] = []
+        self._split: list = []
         self._old_x: list[cp.Variable] = []
         self.x = None
-        self._build()
+        if self.pooled:
+            from .pooled import build_pooled
+
+            build_pooled(self)
+            self.x = cp.Variable(self.n_cells, name="x")
+        else:
+            self.n_records = len(self.release.frame)
+            self._qi_frame = self.release.frame
+            self._build()
 
     def _build(self) -> None:
         """Record classes, cells and the index arrays the solver uses.
@@ -238,6 +254,25 @@ class MaxEntModel:
                 strict=False,
             )
         )
+        self._A_sa = None
+        self._sa_bucket = None
+        if self.release.person is not None:
+            pid = frame[self.release.person].to_numpy()
+            key = classes.set_index(qi + [grp])["cls"]
+            idx = pd.MultiIndex.from_frame(frame[qi + [grp]])
+            base = key[
+                ~classes["member"].to_numpy(dtype=bool) & classes["person"].isna().to_numpy()
+            ]
+            cls_of = base.reindex(idx).to_numpy()
+            own = classes.dropna(subset=["person"]).set_index("person")["cls"]
+            cls_of = np.where(
+                pd.Series(pid).astype(str).isin(own.index.astype(str)),
+                pd.Series(pid).astype(str).map(own.rename(index=str)),
+                cls_of,
+            )
+            self._person_class = pd.Series(cls_of, index=pid)
+        else:
+            self._person_class = None
         if self.x is not None:
             self._old_x.append(self.x)
         self.x = cp.Variable(self.n_cells, name="x")
@@ -326,7 +361,10 @@ class MaxEntModel:
         cols = np.arange(self.n_cells)
         ones = np.ones(self.n_cells)
         A_cls = sp.csr_array((ones, (self._cls, cols)), shape=(n_cls, self.n_cells))
-        A_gs = sp.csr_array((ones, (self._gs, cols)), shape=(n_gs, self.n_cells))
+        if self._gs is not None:
+            A_gs = sp.csr_array((ones, (self._gs, cols)), shape=(n_gs, self.n_cells))
+        else:  # pooled releases: Relation rows per release, bucket and value
+            A_gs = sp.csr_array(self._A_sa)
         has = self._qg >= 0
         A_qg = sp.csr_array((ones[has], (self._qg[has], cols[has])), shape=(n_qg, self.n_cells))
         keep_gs = np.ones(n_gs, dtype=bool)
@@ -389,12 +427,12 @@ class MaxEntModel:
         if not values:
             raise KnowledgeError("P() needs at least one sensitive value")
         mask = self.cells[self.sa].isin(values).to_numpy()
-        rec = np.ones(self.n_records, dtype=bool)
+        rec = np.ones(len(self._qi_frame), dtype=bool)
         parts = []
         for attr, val in conditions.items():
             vals = [self._match_value(attr, v, "quasi-identifier") for v in _as_list(val)]
             mask = mask & self.cells[attr].isin(vals).to_numpy()
-            rec = rec & self.release.frame[attr].isin(vals).to_numpy()
+            rec = rec & self._qi_frame[attr].isin(vals).to_numpy()
             shown = vals[0] if len(vals) == 1 else "{" + ", ".join(map(_fmt, vals)) + "}"
             parts.append(f"{attr}={_fmt(shown)}")
         n_q = int(rec.sum())

