@@ -123,3 +123,25 @@ def test_releases_that_contradict_each_other():
     ]
     with pytest.raises(ReleaseError, match="person 5: no sensitive value.*contradict"):
         MaxEntModel(rels)
+
+
+def test_history_guided_keeps_buckets_and_fills_slots():
+    from maxent_privacy.anonymize import history_guided, rebucketize
+
+    d1, d2 = datasets.wang2008_figure1()
+    old = Bucketized(d1, ["gender", "zip"], "disease", "bucket", person="pseudonym")
+    new = history_guided(old, d2.drop(columns="bucket"), l=2, seed=0)
+    f = new.frame.set_index("pseudonym")
+    # people still present keep their buckets
+    for p in [1, 2, 3, 4, 5, 6, 8, 9, 11, 12]:
+        assert f.loc[p, "bucket"] == old.frame.set_index("pseudonym").loc[p, "bucket"]
+    # 14 (Diabetes) fills the slot of a deleted Diabetes patient (7 in bucket 2 or 13 in 4)
+    assert f.loc[14, "bucket"] in (2, 4)
+    # no Pneumonia patient was deleted: 15 goes to a new bucket
+    assert f.loc[15, "bucket"] == 5
+    # pooling the history-guided release adds nothing about the people it kept
+    pooled = MaxEntModel([old, new]).solve().person_posterior()
+    alone = MaxEntModel(new).solve().person_posterior()
+    assert pooled.loc[1, "Flu"] == pytest.approx(alone.loc[1, "Flu"], abs=1e-9)
+    indep = rebucketize(d2, ["gender", "zip"], "disease", 3, person="pseudonym")
+    assert indep.n_records == 12 and indep.person == "pseudonym"
