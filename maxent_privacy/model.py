@@ -86,6 +86,7 @@ class Person:
         if not values:
             raise KnowledgeError("P() needs at least one sensitive value")
         mask = (m.cells["person"] == self.name).to_numpy() & m.cells[m.sa].isin(values).to_numpy()
+        mask = mask & m._z
         idx = np.flatnonzero(mask)
         expr = _refuse_strict(cp.sum(m.x[idx]) if idx.size else cp.Constant(0.0))
         shown = " or ".join(map(str, values))
@@ -150,18 +151,32 @@ class MaxEntModel:
         The knowledge added so far, in order.
     """
 
-    def __init__(self, release):
+    def __init__(self, release, populations=None):
+        from .generalized import Generalized
+
         releases = list(release) if isinstance(release, (list, tuple)) else [release]
         if not releases:
             raise ReleaseError("MaxEntModel needs at least one release")
         for r, rel in enumerate(releases, start=1):
-            if not isinstance(rel, Bucketized):
+            if not isinstance(rel, (Bucketized, Generalized)):
                 raise ReleaseError(
-                    f"MaxEntModel needs Bucketized releases; release {r} is a {type(rel).__name__}"
+                    f"MaxEntModel needs Bucketized or Generalized releases; release {r} is a "
+                    f"{type(rel).__name__}"
                 )
+        if populations is None:
+            populations = [None] * len(releases)
+        elif isinstance(populations, pd.DataFrame):
+            populations = [populations]
+        populations = list(populations)
+        if len(populations) != len(releases):
+            raise ReleaseError(
+                f"{len(populations)} populations for {len(releases)} releases (use None for "
+                "releases that need none)"
+            )
         self.releases = releases
+        self.populations = populations
         self.release = releases[0]
-        self.pooled = len(releases) > 1
+        self.pooled = len(releases) > 1 or isinstance(releases[0], Generalized)
         self.qi = list(self.release.qi)
         self.sa = self.release.sa
         self.group = self.release.group
@@ -256,6 +271,10 @@ class MaxEntModel:
         )
         self._A_sa = None
         self._sa_bucket = None
+        self._A_link = sp.csr_array((0, self.n_cells))
+        self._ref = np.full(self.n_cells, -1)
+        self._z = np.ones(self.n_cells, dtype=bool)
+        self._sa_has_y = np.zeros(len(counts), dtype=bool)
         if self.release.person is not None:
             pid = frame[self.release.person].to_numpy()
             key = classes.set_index(qi + [grp])["cls"]
@@ -426,7 +445,7 @@ class MaxEntModel:
         values = [self._match_value(self.sa, v, "sensitive") for v in _as_list(s)]
         if not values:
             raise KnowledgeError("P() needs at least one sensitive value")
-        mask = self.cells[self.sa].isin(values).to_numpy()
+        mask = self.cells[self.sa].isin(values).to_numpy() & self._z
         rec = np.ones(len(self._qi_frame), dtype=bool)
         parts = []
         for attr, val in conditions.items():

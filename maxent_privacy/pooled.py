@@ -1,12 +1,28 @@
 """Several releases of the same people pooled in one model (Wang et al., ICDM 2008).
 
-Each release carries person ids (``person=`` column). The variables are P(S | person) on
-the count scale, for the values in the person's Maximum Common Subset (MCS): the values
-present in every bucket that holds them (Zero constraints are omitted variables). The data
-give a One constraint per person (their probabilities add up to 1) and a Relation
-constraint per release, bucket and value (the bucket's people hold that value as many
-times as it is published). People in the same bucket of every release, with the same QI,
-are interchangeable: they share one record class.
+Each release says who is in it: bucketized releases and generalized ones with a
+``person`` column place every person in one group; a generalized release without one
+comes with a population table (the adversary's voter list: person id -> exact QI, Byun
+et al. Section 4.1), and each person may sit in any group whose QI cells cover theirs.
+
+Variables, on the count scale, for a class c of interchangeable people (same QI, same
+candidate groups in every release):
+
+* ``z[c, s]``: how many of them have value s, for s in their Maximum Common Subset (MCS):
+  the values that every release leaves possible for them (Zero constraints are omitted
+  variables);
+* ``y[r, c, g, s]``: for a release r in which their group is not known, how many of them
+  sit in group g with value s.
+
+Data rows: a One constraint per class (``sum_s z = n_c``); a Relation constraint per
+release, group and value (the group's people hold the value as often as it is published,
+counting ``z`` of people placed in the group and ``y`` of people who may be there); a link
+``sum_g y[r, c, g, s] = z[c, s]`` per release with unknown groups. The objective is
+H(S | person) plus, per such release, H(group | S, person): ``-z log(z / n_c)`` and
+``-y log(y / z)``. With several releases with unknown groups the ``y`` of different
+releases are tied only through ``z`` -- a relaxation over marginals: it may leave a
+positive posterior on a value that no single consistent assignment of all releases gives
+(see the tests for such an instance).
 """
 
 from __future__ import annotations
@@ -15,39 +31,74 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .data import Bucketized
 from .errors import ReleaseError
 
 __all__ = ["build_pooled"]
 
 
-def _release_table(release, r: int) -> pd.DataFrame:
-    if release.person is None:
-        raise ReleaseError(
-            f"release {r + 1} has no person column: pooling releases needs person ids "
-            "(Bucketized(..., person='id'))"
-        )
-    f = release.frame
-    out = pd.DataFrame({"pid": f[release.person].to_numpy()})
-    for c in release.qi:
-        out[c] = f[c].to_numpy()
-    out["group"] = f[release.group].to_numpy()
-    return out
+def _is_missing(g) -> bool:
+    return g is None or (isinstance(g, float) and np.isnan(g))
 
 
-def build_pooled(model) -> None:
-    """Set the model's classes, cells and rows for a list of releases."""
-    rels = model.releases
+def _placements(model) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(persons with exact QI, candidate (pid, release, group) pairs)."""
+    from .generalized import Generalized
+
+    rels, pops = model.releases, model.populations
     qi = list(rels[0].qi)
-    sa = rels[0].sa
-    for r, rel in enumerate(rels[1:], start=2):
-        if list(rel.qi) != qi:
-            raise ReleaseError(f"release {r} has QI {rel.qi}, release 1 has {qi}")
-        if rel.sa != sa:
-            raise ReleaseError(f"release {r} has sensitive column {rel.sa!r}, release 1 {sa!r}")
-    tables = [_release_table(rel, r) for r, rel in enumerate(rels)]
-    # persons and their QI (the same in every release)
-    allq = pd.concat([t[["pid"] + qi] for t in tables], ignore_index=True)
-    allq = allq.drop_duplicates()
+    quals, cands = [], []
+    for r, (rel, pop) in enumerate(zip(rels, pops, strict=True), start=0):
+        f = rel.frame
+        if isinstance(rel, Bucketized):
+            if rel.person is None:
+                raise ReleaseError(
+                    f"release {r + 1} has no person column: pooling releases needs person "
+                    "ids (Bucketized(..., person='id'))"
+                )
+            ids = f[rel.person].to_numpy()
+            quals.append(pd.DataFrame({"pid": ids, **{c: f[c].to_numpy() for c in qi}}))
+            cands.append(pd.DataFrame({"pid": ids, "r": r, "group": f[rel.group].to_numpy()}))
+        elif isinstance(rel, Generalized):
+            if pop is None and rel.person is None:
+                raise ReleaseError(
+                    f"release {r + 1} is generalized and has no person column: give its "
+                    "population (person id -> exact QI) in populations=[...]"
+                )
+            if pop is not None:
+                missing = [c for c in qi if c not in pop.columns]
+                if missing:
+                    raise ReleaseError(
+                        f"population of release {r + 1} lacks QI column {missing[0]!r}"
+                    )
+                ids = pop.index.to_numpy()
+                quals.append(pd.DataFrame({"pid": ids, **{c: pop[c].to_numpy() for c in qi}}))
+            if rel.person is not None:
+                ids = f[rel.person].to_numpy()
+                cands.append(pd.DataFrame({"pid": ids, "r": r, "group": f[rel.group].to_numpy()}))
+            else:
+                if len(pop) != rel.n_records:
+                    raise ReleaseError(
+                        f"population of release {r + 1} lists {len(pop)} people but the "
+                        f"release has {rel.n_records} records"
+                    )
+                p = pop[qi].copy()
+                p["__pid"] = pop.index.to_numpy()
+                comp = rel.compatible(p, "__pid")
+                lost = set(p["__pid"]) - set(comp["__pid"])
+                if lost:
+                    raise ReleaseError(
+                        f"person {sorted(lost, key=str)[0]!r} of release {r + 1}'s population "
+                        "fits no group of the release"
+                    )
+                cands.append(pd.DataFrame({"pid": comp["__pid"].to_numpy(), "r": r,
+                                           "group": comp[rel.group].to_numpy()}))
+        else:
+            raise ReleaseError(
+                f"release {r + 1} is a {type(rel).__name__}, not a Bucketized or Generalized "
+                "release"
+            )
+    allq = pd.concat(quals, ignore_index=True).drop_duplicates()
     dup = allq["pid"].duplicated(keep=False)
     if dup.any():
         pid = allq.loc[dup, "pid"].tolist()[0]
@@ -57,24 +108,47 @@ def build_pooled(model) -> None:
             for row in rows.itertuples(index=False)
         )
         raise ReleaseError(f"person {pid!r} has different QI in different releases: {shown}")
-    persons = allq.reset_index(drop=True)
-    gcols = [f"g{r}" for r in range(len(rels))]
-    for r, t in enumerate(tables):
-        persons = persons.merge(
-            t[["pid", "group"]].rename(columns={"group": gcols[r]}), on="pid", how="left"
+    cand = pd.concat(cands, ignore_index=True)
+    unknown = set(cand["pid"]) - set(allq["pid"])
+    if unknown:
+        raise ReleaseError(
+            f"person {sorted(unknown, key=str)[0]!r} has no exact QI in any release or "
+            "population"
         )
-    split = set(model._split)
-    persons["split"] = np.where(persons["pid"].isin(list(split)), persons["pid"].astype(str), "")
+    return allq.reset_index(drop=True), cand
+
+
+def build_pooled(model) -> None:
+    """Set the model's classes, cells and rows for releases pooled by person id."""
+    rels = model.releases
+    qi = list(rels[0].qi)
+    sa = rels[0].sa
+    for r, rel in enumerate(rels[1:], start=2):
+        if list(rel.qi) != qi:
+            raise ReleaseError(f"release {r} has QI {rel.qi}, release 1 has {qi}")
+        if rel.sa != sa:
+            raise ReleaseError(f"release {r} has sensitive column {rel.sa!r}, release 1 {sa!r}")
+    persons, cand = _placements(model)
+    R = len(rels)
+    # candidate groups per person and release, as a sorted tuple (None: not in it)
+    cand = cand.sort_values(["pid", "r", "group"], kind="stable")
+    grouped = cand.groupby(["pid", "r"], sort=False)["group"].agg(tuple)
+    gcols = [f"g{r}" for r in range(R)]
+    persons = persons.set_index("pid")
+    for r in range(R):
+        sub = grouped.xs(r, level="r") if r in grouped.index.get_level_values("r") else None
+        persons[gcols[r]] = sub.reindex(persons.index) if sub is not None else None
+    persons = persons.reset_index()
+    persons["split"] = np.where(persons["pid"].isin(list(model._split)),
+                                persons["pid"].astype(str), "")
     sig = qi + gcols + ["split"]
     keyed = persons[sig].astype(object).where(persons[sig].notna(), None)
-    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keyed), sort=True)
+    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keyed), sort=False)
     persons["cls"] = codes
     classes = pd.DataFrame(list(uniques), columns=sig)
     classes["n"] = np.bincount(codes, minlength=len(classes))
 
-    # the values of each bucket, per release
-    sets = []
-    counts = []
+    sets, counts = [], []
     for r, rel in enumerate(rels):
         f = rel.frame
         sets.append(f.groupby(rel.group)[rel.sa].agg(lambda s: set(s.tolist())).to_dict())
@@ -84,92 +158,132 @@ def build_pooled(model) -> None:
         counts.append(c)
     counts = pd.concat(counts, ignore_index=True)
     counts["row"] = np.arange(len(counts))
+    row_of = {(r, g, s): i for i, (r, g, s) in
+              enumerate(zip(counts["release"], counts["group"], counts["s"], strict=True))}
     bucket_key = pd.factorize(pd.MultiIndex.from_frame(counts[["release", "group"]]))[0]
 
-    cell_cls, cell_s = [], []
+    # cells: z first (per class), then y (per class, release with unknown group)
+    kind, c_of, s_of, g_of, r_of, ref = [], [], [], [], [], []
+    rel_r, rel_c = [], []          # Relation incidence (row, cell)
+    link_r, link_c, link_v = [], [], []
+    n_link = 0
     for c, row in enumerate(classes[gcols].itertuples(index=False)):
         mcs = None
-        for r, g in enumerate(row):
-            if g is None or (isinstance(g, float) and np.isnan(g)):
+        for r, gs in enumerate(row):
+            if _is_missing(gs):
                 continue
-            vals = sets[r][g]
-            mcs = set(vals) if mcs is None else mcs & vals
+            vals = set().union(*(sets[r][g] for g in gs))
+            mcs = vals if mcs is None else mcs & vals
         if not mcs:
             pid = persons.loc[persons["cls"] == c, "pid"].tolist()[0]
             raise ReleaseError(
                 f"person {pid!r}: no sensitive value is in all of their buckets "
                 "(the releases contradict each other)"
             )
-        for s in sorted(mcs, key=str):
-            cell_cls.append(c)
-            cell_s.append(s)
-    cells = classes.iloc[cell_cls][qi + gcols + ["split", "n"]].reset_index(drop=True)
-    cells["cls"] = np.asarray(cell_cls, dtype=int)
-    cells[sa] = cell_s
-    # Relation rows: cell (c, s) sits in row (r, g_r(c), s) of every release r it is in
-    entries_r, entries_c = [], []
-    for r in range(len(rels)):
-        sub = cells[[gcols[r], sa]].copy()
-        sub["cell"] = np.arange(len(cells))
-        sub = sub[sub[gcols[r]].notna()]
-        cr = counts[counts["release"] == r][["group", "s", "row"]]
-        sub = sub.merge(cr, left_on=[gcols[r], sa], right_on=["group", "s"], how="inner")
-        entries_r.append(sub["row"].to_numpy())
-        entries_c.append(sub["cell"].to_numpy())
-    rows = np.concatenate(entries_r)
-    cols = np.concatenate(entries_c)
-    A_sa = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(len(counts), len(cells)))
+        mcs = sorted(mcs, key=str)
+        z_index = {}
+        for s in mcs:
+            z_index[s] = len(kind)
+            kind.append("z")
+            c_of.append(c)
+            s_of.append(s)
+            g_of.append(None)
+            r_of.append(-1)
+            ref.append(-1)
+        for r, gs in enumerate(row):
+            if _is_missing(gs):
+                continue
+            if len(gs) == 1:
+                for s in mcs:
+                    if s in sets[r][gs[0]]:
+                        rel_r.append(row_of[(r, gs[0], s)])
+                        rel_c.append(z_index[s])
+                continue
+            for s in mcs:
+                link_r.append(n_link)
+                link_c.append(z_index[s])
+                link_v.append(-1.0)
+                for g in gs:
+                    if s not in sets[r][g]:
+                        continue
+                    j = len(kind)
+                    kind.append("y")
+                    c_of.append(c)
+                    s_of.append(s)
+                    g_of.append(g)
+                    r_of.append(r)
+                    ref.append(z_index[s])
+                    rel_r.append(row_of[(r, g, s)])
+                    rel_c.append(j)
+                    link_r.append(n_link)
+                    link_c.append(j)
+                    link_v.append(1.0)
+                n_link += 1
+    n_cells = len(kind)
+    A_sa = sp.csr_array((np.ones(len(rel_r)), (rel_r, rel_c)), shape=(len(counts), n_cells))
+    A_link = sp.csr_array((link_v, (link_r, link_c)), shape=(n_link, n_cells))
     empty = np.diff(A_sa.indptr) == 0
     if empty.any():
         bad = counts.iloc[int(np.argmax(empty))]
         raise ReleaseError(
-            f"release {int(bad['release']) + 1}, bucket {bad['group']!r}: value {bad['s']!r} "
-            "is published but no one in the bucket can have it (the releases contradict each "
+            f"release {int(bad['release']) + 1}, group {bad['group']!r}: value {bad['s']!r} "
+            "is published but no one in the group can have it (the releases contradict each "
             "other)"
         )
+    kind = np.asarray(kind)
+    y_cells = np.flatnonzero(kind == "y")
+    sa_has_y = np.zeros(len(counts), dtype=bool)
+    if len(y_cells):
+        sa_has_y[np.unique(sp.csc_array(A_sa)[:, y_cells].tocoo().row)] = True
 
     def shown(g):
         return int(g) if isinstance(g, float) and g.is_integer() else g
 
     def groups_text(row):
-        return ", ".join(
-            f"r{r + 1}:{shown(g)}"
-            for r, g in enumerate(row)
-            if not (g is None or (isinstance(g, float) and np.isnan(g)))
-        )
+        parts = []
+        for r, gs in enumerate(row):
+            if _is_missing(gs):
+                continue
+            inner = "|".join(str(shown(g)) for g in gs)
+            parts.append(f"r{r + 1}:{inner}")
+        return ", ".join(parts)
 
-    cells["groups"] = [groups_text(row) for row in cells[gcols].itertuples(index=False)]
-    cells["person"] = cells["split"].where(cells["split"] != "", None)
     classes["groups"] = [groups_text(row) for row in classes[gcols].itertuples(index=False)]
+    c_arr = np.asarray(c_of, dtype=int)
+    cells = pd.DataFrame({c: classes[c].to_numpy()[c_arr] for c in qi})
+    cells["groups"] = classes["groups"].to_numpy()[c_arr]
+    cells[sa] = s_of
+    cells["cls"] = c_arr
+    cells["n"] = classes["n"].to_numpy()[c_arr]
+    split = classes["split"].to_numpy()[c_arr]
+    cells["person"] = pd.Series(split, dtype=object).where(split != "", None)
+    cells["kind"] = [k if k == "z" else f"y r{r + 1}:{shown(g)}"
+                     for k, r, g in zip(kind, r_of, g_of, strict=True)]
 
     model.qi, model.sa, model.group = qi, sa, "groups"
     model._qi_frame = persons[["pid"] + qi]
     model.n_records = len(persons)
     model.classes = classes[qi + ["groups", "n"]].assign(
-        person=classes["split"].where(classes["split"] != "", None)
-    )
+        person=classes["split"].where(classes["split"] != "", None))
     model.group_values = counts.rename(columns={"count": "n"})
-    model.cells = cells[qi + ["groups", sa, "cls", "n", "person"]].copy()
-    model.n_cells = len(cells)
-    model._cls = cells["cls"].to_numpy()
+    model.cells = cells[qi + ["groups", sa, "cls", "n", "person", "kind"]].copy()
+    model.n_cells = n_cells
+    model._cls = c_arr
     model._gs = None
     model._A_sa = A_sa
+    model._A_link = A_link
     model._sa_bucket = bucket_key
+    model._sa_has_y = sa_has_y
+    model._ref = np.asarray(ref, dtype=int)
+    model._z = kind == "z"
     model._n = cells["n"].to_numpy(dtype=float)
     model._class_n = classes["n"].to_numpy(dtype=float)
     model._class_member = np.zeros(len(classes), dtype=bool)
     model._gs_n = counts["count"].to_numpy(dtype=float)
     model._gs_group = bucket_key
-    model._qg = np.full(len(cells), -1)
+    model._qg = np.full(n_cells, -1)
     model._qg_n = np.zeros(0)
     model._qg_table = pd.DataFrame(columns=qi + ["groups", "n"])
     model._person_class = persons.set_index("pid")["cls"]
-    model._cell_key = list(
-        zip(
-            *(cells[c] for c in qi),
-            *(cells[g] for g in gcols),
-            cells["split"],
-            cells[sa],
-            strict=True,
-        )
-    )
+    model._cell_key = list(zip(*(cells[c] for c in qi), cells["groups"], split, cells[sa],
+                               cells["kind"], strict=True))

@@ -97,10 +97,13 @@ class Result:
     ):
         self.model = model
         # the model may change later (persons added): keep what this answer refers to
-        self._cells = model.cells
+        z = model._z  # y cells (group placements of pooled releases) are not posteriors
+        self._cells = model.cells[z].reset_index(drop=True)
+        self._x_all = x
+        x = x[z]
         self._person_names = [p.name for p in model.persons]
         self._person_class = model._person_class
-        self._cls = model._cls
+        self._cls = model._cls[z]
         self._class_n = model._class_n
         self.x = x
         self.status = status

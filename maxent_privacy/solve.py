@@ -160,11 +160,12 @@ def _tight_rows(E, e, G, g, fixed, cls, class_n) -> bool:
     free_idx = np.flatnonzero(free)
     cell = free_idx[Rf.col]
     df = pd.DataFrame({"row": Rf.row, "cell": cell, "cls": cls[cell], "a": Rf.data})
-    neg_rows = np.unique(df.loc[df["a"] < 0, "row"].to_numpy())
+    neg_rows = np.unique(df.loc[(df["a"] < 0) | (df["cls"] < 0), "row"].to_numpy())
     df = df[~df["row"].isin(neg_rows)]
     if df.empty:
         return False
-    remaining = class_n - np.bincount(cls, weights=vals, minlength=len(class_n))
+    own = cls >= 0
+    remaining = class_n - np.bincount(cls[own], weights=vals[own], minlength=len(class_n))
     top = df.groupby(["row", "cls"], sort=False)["a"].max().rename("top").reset_index()
     top["ub"] = top["top"] * remaining[top["cls"].to_numpy()]
     ub = top.groupby("row")["ub"].sum()
@@ -175,6 +176,7 @@ def _tight_rows(E, e, G, g, fixed, cls, class_n) -> bool:
     top = top[top["row"].isin(tight)]
     # every free cell of a tight class whose coefficient is below the class maximum is 0
     members = pd.DataFrame({"cell": free_idx, "cls": cls[free_idx]})
+    members = members[members["cls"] >= 0]
     cand = top[["row", "cls", "top"]].merge(members, on="cls")
     coef = df[["row", "cell", "a"]]
     cand = cand.merge(coef, on=["row", "cell"], how="left").fillna({"a": 0.0})
@@ -209,7 +211,7 @@ def _bipartite_pieces(rows_a: np.ndarray, rows_b: np.ndarray, na: int, nb: int) 
 
 def _entropy_terms(x: np.ndarray, n: np.ndarray) -> np.ndarray:
     out = np.zeros_like(x)
-    pos = x > 0
+    pos = (x > 0) & (n > 0)
     out[pos] = -x[pos] * np.log(x[pos] / n[pos])
     return out
 
@@ -250,14 +252,20 @@ def solve_model(
     single = model._gs is not None  # one SA-invariant per cell (a single release)
     cells = np.arange(n)
     ones = np.ones(n)
-    A_cls = sp.csr_array((ones, (model._cls, cells)), shape=(n_cls, n))
+    zc = model._z  # class (One) rows hold the z cells; y cells are placements
+    A_cls = sp.csr_array((ones[zc], (model._cls[zc], cells[zc])), shape=(n_cls, n))
     if single:
         A_gs = sp.csr_array((ones, (model._gs, cells)), shape=(n_gs, n))
     else:  # pooled releases: one Relation row per release, bucket and value
         A_gs = sp.csr_array(model._A_sa)
-    n_qg = len(model._qg_n)
     hasq = model._qg >= 0
-    A_qg = sp.csr_array((ones[hasq], (model._qg[hasq], cells[hasq])), shape=(n_qg, n))
+    A_qg = sp.csr_array((ones[hasq], (model._qg[hasq], cells[hasq])),
+                        shape=(len(model._qg_n), n))
+    # shared rows: QI-invariants of (QI value, bucket) pairs and the y-z links
+    A_qg = sp.vstack([A_qg, sp.csr_array(model._A_link)], format="csr")
+    qg_n = np.concatenate([model._qg_n, np.zeros(model._A_link.shape[0])])
+    n_qg = len(qg_n)
+    has_y = bool((~zc).any())
 
     facts = model.facts
     lin = [f for f in facts if f.sense in ("==", "<=")]
@@ -276,7 +284,7 @@ def solve_model(
     # ---- 1. presolve
     if presolve:
         E = sp.vstack([A_cls, A_qg, A_gs, F_eq], format="csr")
-        e = np.concatenate([model._class_n, model._qg_n, model._gs_n, f_eq])
+        e = np.concatenate([model._class_n, qg_n, model._gs_n, f_eq])
         # inequality rows a x <= 0 with a >= 0 force zeros too
         if F_in.shape[0]:
             nonneg = np.asarray((F_in < 0).sum(axis=1)).ravel() == 0
@@ -290,7 +298,8 @@ def solve_model(
             G, g = -F_in[nonpos], -f_in[nonpos]
         else:
             G, g = None, None
-        fixed = _presolve(E, e, zero_rows, n, tol, G, g, model._cls, model._class_n)
+        cls_t = np.where(zc, model._cls, -1)
+        fixed = _presolve(E, e, zero_rows, n, tol, G, g, cls_t, model._class_n)
     else:
         fixed = np.full(n, np.nan)
     free = np.isnan(fixed)
@@ -310,7 +319,7 @@ def solve_model(
     # ---- 2. reduced data rows
     r_cls = model._class_n - A_cls @ x
     r_gs = model._gs_n - A_gs @ x
-    r_qg = model._qg_n - A_qg @ x
+    r_qg = qg_n - A_qg @ x
     f_cls = model._cls[free_idx]
     A_free = sp.csr_array(A_gs[:, free_idx])
     gs_has_free = np.diff(A_free.indptr) > 0
@@ -319,7 +328,7 @@ def solve_model(
     qg_has_free = np.bincount(f_qg[f_qg >= 0], minlength=n_qg) > 0
     for r, has, rhs in (
         (r_cls, cls_has_free, model._class_n),
-        (r_qg, qg_has_free, model._qg_n),
+        (r_qg, qg_has_free, qg_n),
         (r_gs, gs_has_free, model._gs_n),
     ):
         if (~has & (np.abs(r) > tol * np.maximum(1.0, rhs))).any():
@@ -328,7 +337,7 @@ def solve_model(
     in_complex = np.zeros(len(free_idx), dtype=bool)
     if not single:
         # per release and bucket the Relation rows add up to the bucket's One rows
-        gs_ids = np.flatnonzero(gs_has_free)
+        gs_ids = np.flatnonzero(gs_has_free & ~model._sa_has_y)
         last = pd.Series(gs_ids).groupby(model._sa_bucket[gs_ids]).max().to_numpy()
         keep_gs[last] = False
     complex_cells = model._class_member[f_cls] if single else np.ones(len(free_idx), bool)
@@ -537,7 +546,25 @@ def solve_model(
                 if convex[j].sense == "soft":
                     continue
                 cons.append(_substitute(convex[j].constraint, model.x, repl))
-        objective = -cp.sum(cp.rel_entr(y, nk))
+        ref_k = model._ref[free_idx[cidx]]
+        yk_cells = ref_k >= 0
+        if yk_cells.any():
+            # -y log(y / z): group placements relative to the person's value count
+            zpos = pos_of[ref_k[yk_cells]]
+            comp_pos = np.full(n_free, -1)
+            comp_pos[cidx] = np.arange(len(cidx))
+            zloc = comp_pos[np.maximum(zpos, 0)]
+            yi = np.flatnonzero(yk_cells)
+            fixed_ref = zpos < 0
+            zi = np.flatnonzero(~yk_cells)
+            objective = -cp.sum(cp.rel_entr(y[zi], nk[zi]))
+            if (~fixed_ref).any():
+                objective -= cp.sum(cp.rel_entr(y[yi[~fixed_ref]], y[zloc[~fixed_ref]]))
+            if fixed_ref.any():
+                zval = np.maximum(x[ref_k[yk_cells][fixed_ref]], 1e-300)
+                objective -= cp.sum(cp.rel_entr(y[yi[fixed_ref]], zval))
+        else:
+            objective = -cp.sum(cp.rel_entr(y, nk))
         for j in ck:
             f = convex[j]
             if f.sense == "soft":
@@ -598,7 +625,7 @@ def solve_model(
             mu_i = np.maximum(duals_k[i], 0.0)
             i += 1
         polished = False
-        if polish and not len(ck):
+        if polish and not len(ck) and not yk_cells.any():
             fe = None if Fe is None else feq_r[ek] / feq_scale[ek]
             fi = None if Fi is None else fin_r[ik] / fin_scale[ik]
             out = _polish_kkt(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk)
@@ -612,7 +639,7 @@ def solve_model(
             nu_eq[ek] = nu_e / feq_scale[ek]
         if mu_i is not None:
             mu_in[ik] = mu_i / fin_scale[ik]
-        if len(ck):
+        if len(ck) or yk_cells.any():
             bound_free = np.nan
         elif not np.isnan(bound_free):
             A_all = Ad if Fe is None else sp.vstack([Ad, Fe], format="csr")
@@ -630,7 +657,7 @@ def solve_model(
             np.max(np.abs(A_cls @ x - model._class_n) / np.maximum(1, model._class_n), initial=0)
         ),
         float(np.max(np.abs(A_gs @ x - model._gs_n) / np.maximum(1, model._gs_n), initial=0)),
-        float(np.max(np.abs(A_qg @ x - model._qg_n) / np.maximum(1, model._qg_n), initial=0)),
+        float(np.max(np.abs(A_qg @ x - qg_n) / np.maximum(1, qg_n), initial=0)),
     )
     know = [0.0]
     fact_res = {}
@@ -657,8 +684,9 @@ def solve_model(
         finally:
             model.x.value = old
     know_res = max(know)
-    F = float(_entropy_terms(x, model._n).sum())
-    F_fixed = float(_entropy_terms(np.where(free, 0.0, x), model._n).sum())
+    ref_n = np.where(model._ref >= 0, x[np.maximum(model._ref, 0)], model._n)
+    F = float(_entropy_terms(x, ref_n).sum())
+    F_fixed = float(_entropy_terms(np.where(free, 0.0, x), ref_n).sum())
     bound = F_fixed + bound_free if not np.isnan(bound_free) else np.nan
     gap = (bound - F) / N if not np.isnan(bound) else np.nan
 
