@@ -91,8 +91,15 @@ def _placements(model) -> tuple[pd.DataFrame, pd.DataFrame]:
                         f"person {sorted(lost, key=str)[0]!r} of release {r + 1}'s population "
                         "fits no group of the release"
                     )
-                cands.append(pd.DataFrame({"pid": comp["__pid"].to_numpy(), "r": r,
-                                           "group": comp[rel.group].to_numpy()}))
+                cands.append(
+                    pd.DataFrame(
+                        {
+                            "pid": comp["__pid"].to_numpy(),
+                            "r": r,
+                            "group": comp[rel.group].to_numpy(),
+                        }
+                    )
+                )
         else:
             raise ReleaseError(
                 f"release {r + 1} is a {type(rel).__name__}, not a Bucketized or Generalized "
@@ -112,8 +119,7 @@ def _placements(model) -> tuple[pd.DataFrame, pd.DataFrame]:
     unknown = set(cand["pid"]) - set(allq["pid"])
     if unknown:
         raise ReleaseError(
-            f"person {sorted(unknown, key=str)[0]!r} has no exact QI in any release or "
-            "population"
+            f"person {sorted(unknown, key=str)[0]!r} has no exact QI in any release or population"
         )
     return allq.reset_index(drop=True), cand
 
@@ -139,8 +145,9 @@ def build_pooled(model) -> None:
         sub = grouped.xs(r, level="r") if r in grouped.index.get_level_values("r") else None
         persons[gcols[r]] = sub.reindex(persons.index) if sub is not None else None
     persons = persons.reset_index()
-    persons["split"] = np.where(persons["pid"].isin(list(model._split)),
-                                persons["pid"].astype(str), "")
+    persons["split"] = np.where(
+        persons["pid"].isin(list(model._split)), persons["pid"].astype(str), ""
+    )
     sig = qi + gcols + ["split"]
     keyed = persons[sig].astype(object).where(persons[sig].notna(), None)
     codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keyed), sort=False)
@@ -158,13 +165,17 @@ def build_pooled(model) -> None:
         counts.append(c)
     counts = pd.concat(counts, ignore_index=True)
     counts["row"] = np.arange(len(counts))
-    row_of = {(r, g, s): i for i, (r, g, s) in
-              enumerate(zip(counts["release"], counts["group"], counts["s"], strict=True))}
+    row_of = {
+        (r, g, s): i
+        for i, (r, g, s) in enumerate(
+            zip(counts["release"], counts["group"], counts["s"], strict=True)
+        )
+    }
     bucket_key = pd.factorize(pd.MultiIndex.from_frame(counts[["release", "group"]]))[0]
 
     # cells: z first (per class), then y (per class, release with unknown group)
     kind, c_of, s_of, g_of, r_of, ref = [], [], [], [], [], []
-    rel_r, rel_c = [], []          # Relation incidence (row, cell)
+    rel_r, rel_c = [], []  # Relation incidence (row, cell)
     link_r, link_c, link_v = [], [], []
     n_link = 0
     for c, row in enumerate(classes[gcols].itertuples(index=False)):
@@ -257,14 +268,17 @@ def build_pooled(model) -> None:
     cells["n"] = classes["n"].to_numpy()[c_arr]
     split = classes["split"].to_numpy()[c_arr]
     cells["person"] = pd.Series(split, dtype=object).where(split != "", None)
-    cells["kind"] = [k if k == "z" else f"y r{r + 1}:{shown(g)}"
-                     for k, r, g in zip(kind, r_of, g_of, strict=True)]
+    cells["kind"] = [
+        k if k == "z" else f"y r{r + 1}:{shown(g)}"
+        for k, r, g in zip(kind, r_of, g_of, strict=True)
+    ]
 
     model.qi, model.sa, model.group = qi, sa, "groups"
     model._qi_frame = persons[["pid"] + qi]
     model.n_records = len(persons)
     model.classes = classes[qi + ["groups", "n"]].assign(
-        person=classes["split"].where(classes["split"] != "", None))
+        person=classes["split"].where(classes["split"] != "", None)
+    )
     model.group_values = counts.rename(columns={"count": "n"})
     model.cells = cells[qi + ["groups", sa, "cls", "n", "person", "kind"]].copy()
     model.n_cells = n_cells
@@ -285,5 +299,6 @@ def build_pooled(model) -> None:
     model._qg_n = np.zeros(0)
     model._qg_table = pd.DataFrame(columns=qi + ["groups", "n"])
     model._person_class = persons.set_index("pid")["cls"]
-    model._cell_key = list(zip(*(cells[c] for c in qi), cells["groups"], split, cells[sa],
-                               cells["kind"], strict=True))
+    model._cell_key = list(
+        zip(*(cells[c] for c in qi), cells["groups"], split, cells[sa], cells["kind"], strict=True)
+    )

@@ -259,13 +259,11 @@ def solve_model(
     else:  # pooled releases: one Relation row per release, bucket and value
         A_gs = sp.csr_array(model._A_sa)
     hasq = model._qg >= 0
-    A_qg = sp.csr_array((ones[hasq], (model._qg[hasq], cells[hasq])),
-                        shape=(len(model._qg_n), n))
+    A_qg = sp.csr_array((ones[hasq], (model._qg[hasq], cells[hasq])), shape=(len(model._qg_n), n))
     # shared rows: QI-invariants of (QI value, bucket) pairs and the y-z links
     A_qg = sp.vstack([A_qg, sp.csr_array(model._A_link)], format="csr")
     qg_n = np.concatenate([model._qg_n, np.zeros(model._A_link.shape[0])])
     n_qg = len(qg_n)
-    has_y = bool((~zc).any())
 
     facts = model.facts
     lin = [f for f in facts if f.sense in ("==", "<=")]
