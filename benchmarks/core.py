@@ -19,29 +19,33 @@ Each instance is solved by every solver of ``maxent_privacy.exp_cone_solvers()``
 ``decompose=True``, and by CLARABEL and ECOS also with ``decompose=False``. Each solve runs
 in a forked child process with a time cap (``--timeout``), so a solver that runs too long
 is recorded as skipped instead of stalling the benchmark; the model is built once per
-instance in the parent and inherited by the children. The table reports the build time,
-the solve wall time (``time.perf_counter`` around ``model.solve``), its ratio to the
-CLARABEL ``decompose=True`` solve of the same instance and run, ``result.solver_stats``,
-the status, our certificate, ``metrics.estimation_accuracy`` and the largest
-|posterior difference| to the CLARABEL ``decompose=False`` answer. A solve that raises is
-recorded with its exception class and message.
+instance in the parent and inherited by the children. One extra run per instance uses
+SCS with ``eps_abs = eps_rel = 1e-6`` instead of the package default 1e-9, to show what the
+tight default costs (SCS is a first-order method; with 1e-9 it can run to its
+200,000-iteration limit). The table reports the build time, the solve wall time
+(``time.perf_counter`` around ``model.solve``), the solver's own time, the ratio of the
+wall time to the CLARABEL ``decompose=True`` solve of the same instance and run,
+``result.solver_stats``, the status, our certificate, ``metrics.estimation_accuracy`` and
+the largest |posterior difference| to the CLARABEL ``decompose=False`` answer. A solve
+that raises is recorded with its exception class and message.
 
 Run from the repository root::
 
-    python benchmarks/core.py            # full run, several minutes
+    python benchmarks/core.py            # full run: ~1 min, ~6 min if SCS hits the cap
     python benchmarks/core.py --quick    # smoke run: 2,000 records, K=0 and K=20 (< 30 s)
 
 Options: ``--timeout SECONDS`` per solve (default 300, with ``--quick`` 10; 0 runs
-in-process without a cap),
-``--seed`` for the fact draw (default 0), ``--out DIR`` (default ``benchmarks/results``).
-The full run writes ``core.md`` and ``core.json`` there, ``--quick`` writes
-``core-quick.md`` and ``core-quick.json``; the Markdown table is also printed.
+in-process without a cap), ``--seed`` for the fact draw (default 0), ``--out DIR``
+(default ``benchmarks/results``). The full run writes ``core.md`` and ``core.json`` there,
+``--quick`` writes ``core-quick.md`` and ``core-quick.json``; the Markdown table is also
+printed (progress goes to stderr).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import importlib.metadata
 import itertools
 import json
@@ -68,6 +72,7 @@ L_DIVERSITY = 5
 MIN_SUPPORT = 3
 BASELINE = ("CLARABEL", True)  # the run the time ratios refer to
 REFERENCE = ("CLARABEL", False)  # the answer the posterior differences refer to
+SCS_LOOSE = {"eps_abs": 1e-6, "eps_rel": 1e-6}  # an extra SCS run with these options
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
 
@@ -146,22 +151,38 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def solve_once(model: MaxEntModel, frame: pd.DataFrame, solver: str, decompose: bool) -> dict:
+def _label(solver: str, options: dict) -> str:
+    extra = ", ".join(
+        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in options.items()
+    )
+    return f"{solver} ({extra})" if extra else solver
+
+
+def solve_once(
+    model: MaxEntModel, frame: pd.DataFrame, solver: str, decompose: bool, options: dict
+) -> dict:
     """Solve and summarize; never raises (the exception is recorded instead)."""
-    out: dict = {"solver": solver, "decompose": decompose}
+    out: dict = {
+        "solver": solver,
+        "decompose": decompose,
+        "extra_options": options,
+        "label": _label(solver, options),
+    }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
-            result = model.solve(solver=solver, decompose=decompose)
+            result = model.solve(solver=solver, decompose=decompose, **options)
         except Exception as err:
             out["solve_wall"] = time.perf_counter() - t0
+            out["solve_cpu"] = time.process_time() - c0
             out["error"] = f"{type(err).__name__}: {err}"
             out["error_class"] = type(err).__name__
             out["traceback"] = traceback.format_exc()
             result = None
         else:
             out["solve_wall"] = time.perf_counter() - t0
+            out["solve_cpu"] = time.process_time() - c0
     out["warnings"] = sorted({f"{w.category.__name__}: {_short(w.message, 300)}" for w in caught})
     if result is None:
         return out
@@ -188,23 +209,34 @@ def solve_once(model: MaxEntModel, frame: pd.DataFrame, solver: str, decompose: 
         comps = result.components
         solved = comps[comps["component"].astype(str) != "closed form"]
         out["largest_component_cells"] = int(solved["cells"].max()) if len(solved) else 0
+        if "polished" in solved:
+            out["polished_components"] = int(solved["polished"].eq(True).sum())
+        if "wall_time" in solved:
+            # cvxpy's canonicalization + the solver, summed over the solved components
+            out["cvxpy_wall"] = float(solved["wall_time"].fillna(0.0).sum())
     return out
 
 
-def _child(conn, model, frame, solver, decompose):
+def _child(conn, model, frame, solver, decompose, options):
     try:
-        conn.send(solve_once(model, frame, solver, decompose))
+        conn.send(solve_once(model, frame, solver, decompose, options))
     finally:
         conn.close()
 
 
-def run_capped(model, frame, solver: str, decompose: bool, timeout: float) -> dict:
+def run_capped(model, frame, solver: str, decompose: bool, options: dict, timeout: float) -> dict:
     """``solve_once`` in a forked child, killed after ``timeout`` seconds."""
     if timeout <= 0:
-        return solve_once(model, frame, solver, decompose)
+        return solve_once(model, frame, solver, decompose, options)
+    head = {
+        "solver": solver,
+        "decompose": decompose,
+        "extra_options": options,
+        "label": _label(solver, options),
+    }
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, model, frame, solver, decompose))
+    proc = ctx.Process(target=_child, args=(child, model, frame, solver, decompose, options))
     t0 = time.perf_counter()
     proc.start()
     child.close()
@@ -220,8 +252,7 @@ def run_capped(model, frame, solver: str, decompose: bool, timeout: float) -> di
                 proc.kill()
                 proc.join()
                 return {
-                    "solver": solver,
-                    "decompose": decompose,
+                    **head,
                     "skipped": f"skipped (time cap {timeout:g} s exceeded)",
                     "solve_wall": time.perf_counter() - t0,
                 }
@@ -230,8 +261,7 @@ def run_capped(model, frame, solver: str, decompose: bool, timeout: float) -> di
     proc.join()
     if out is None:
         return {
-            "solver": solver,
-            "decompose": decompose,
+            **head,
             "error": f"child process died (exit code {proc.exitcode})",
             "error_class": "ChildDied",
             "solve_wall": time.perf_counter() - t0,
@@ -240,14 +270,18 @@ def run_capped(model, frame, solver: str, decompose: bool, timeout: float) -> di
 
 
 # ------------------------------------------------------------------ the benchmark
-def runs_for(solvers: list[str]) -> list[tuple[str, bool]]:
+def runs_for(solvers: list[str]) -> list[tuple[str, bool, dict]]:
+    """(solver, decompose, extra solver options) of every run, the baseline first."""
     first = [s for s in ("CLARABEL", "ECOS") if s in solvers]
     ordered = first + [s for s in solvers if s not in first]
     out = []
     for s in ordered:
-        out.append((s, True))
+        out.append((s, True, {}))
         if s in ("CLARABEL", "ECOS"):
-            out.append((s, False))
+            out.append((s, False, {}))
+    if "SCS" in solvers:
+        # extra: SCS with a reachable tolerance (the package default is 1e-9)
+        out.append(("SCS", True, dict(SCS_LOOSE)))
     return out
 
 
@@ -274,8 +308,8 @@ def run_instance(name: str, frame, release, facts, solvers, timeout, log) -> dic
         f"(construct {build['construct']:.2f}, P {build['P']:.2f}, add {build['add']:.2f})"
     )
     rows = []
-    for solver, decompose in runs_for(solvers):
-        row = run_capped(model, frame, solver, decompose, timeout)
+    for solver, decompose, options in runs_for(solvers):
+        row = run_capped(model, frame, solver, decompose, options, timeout)
         row["instance"] = name
         row["build_time"] = build["total"]
         rows.append(row)
@@ -288,15 +322,19 @@ def run_instance(name: str, frame, release, facts, solvers, timeout, log) -> dic
             )
         )
         log(
-            f"[{name}] {solver} decompose={decompose}: {row['solve_wall']:.2f} s; "
+            f"[{name}] {row['label']} decompose={decompose}: {row['solve_wall']:.2f} s; "
             f"{_short(what, 200)}"
         )
-    base = next(
-        (r for r in rows if (r["solver"], r["decompose"]) == BASELINE and "status" in r), None
-    )
-    ref = next(
-        (r for r in rows if (r["solver"], r["decompose"]) == REFERENCE and "status" in r), None
-    )
+
+    def find(key):
+        hits = (
+            r
+            for r in rows
+            if (r["solver"], r["decompose"]) == key and not r["extra_options"] and "status" in r
+        )
+        return next(hits, None)
+
+    base, ref = find(BASELINE), find(REFERENCE)
     for r in rows:
         if "status" in r and base is not None and base["solve_wall"] > 0:
             r["ratio"] = r["solve_wall"] / base["solve_wall"]
@@ -327,6 +365,12 @@ def machine_info() -> dict:
         except importlib.metadata.PackageNotFoundError:
             versions[dist] = "not installed"
     versions["maxent_privacy"] = maxent_privacy.__version__
+    # the package is edited while benchmarks run: fingerprint the sources that ran
+    digest = hashlib.sha256()
+    src = sorted(Path(maxent_privacy.__file__).parent.glob("*.py"))
+    for path in src:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    newest = max(path.stat().st_mtime for path in src)
     try:
         nproc = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -340,6 +384,13 @@ def machine_info() -> dict:
         "cpu_count": os.cpu_count(),
         "python": sys.version.split()[0],
         "versions": versions,
+        "maxent_privacy_sources": {
+            "sha256": digest.hexdigest()[:16],
+            "newest_mtime": dt.datetime.fromtimestamp(newest, dt.timezone.utc).isoformat(
+                timespec="seconds"
+            ),
+        },
+        "loadavg_at_start": list(os.getloadavg()),
     }
 
 
@@ -358,6 +409,8 @@ def markdown_table(instances: list[dict]) -> str:
         "decompose",
         "build s",
         "solve s",
+        "cpu s",
+        "solver s",
         "× base",
         "status",
         "comps",
@@ -375,14 +428,17 @@ def markdown_table(instances: list[dict]) -> str:
     notes = []
     for inst in instances:
         for r in inst["runs"]:
-            lead = [inst["name"], r["solver"], str(r["decompose"]), _num(r["build_time"], ".2f")]
+            lead = [inst["name"], r["label"], str(r["decompose"]), _num(r["build_time"], ".2f")]
             if "status" not in r:
                 what = r.get("skipped") or _short(r.get("error", "?"), 120)
-                cells = lead + [_num(r["solve_wall"], ".2f"), "–", what] + ["–"] * 10
+                cells = lead + [_num(r["solve_wall"], ".2f"), _num(r.get("solve_cpu"), ".2f")]
+                cells += ["–", "–", what] + ["–"] * 10
             else:
                 s, c = r["stats"], r["certificate"]
                 cells = lead + [
                     _num(r["solve_wall"], ".2f"),
+                    _num(r["solve_cpu"], ".2f"),
+                    _num(s["solve_time"], ".2f"),
                     _num(r.get("ratio"), ".2f"),
                     r["status"],
                     str(s["components"]),
@@ -398,7 +454,7 @@ def markdown_table(instances: list[dict]) -> str:
                 ]
             lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
             for w in r.get("warnings", []):
-                notes.append(f"* {inst['name']} {r['solver']} decompose={r['decompose']}: {w}")
+                notes.append(f"* {inst['name']} {r['label']} decompose={r['decompose']}: {w}")
     text = "\n".join(lines)
     if notes:
         text += "\n\nWarnings raised during the solves:\n\n" + "\n".join(notes)
@@ -423,7 +479,12 @@ def markdown_report(
         f"* nproc: {info['nproc']} (cpu_count {info['cpu_count']})",
         f"* python {info['python']}; cvxpy {v['cvxpy']}, clarabel {v['clarabel']}, "
         f"ecos {v['ecos']}, scs {v['scs']}; numpy {v['numpy']}, scipy {v['scipy']}, "
-        f"pandas {v['pandas']}; maxent_privacy {v['maxent_privacy']}",
+        f"pandas {v['pandas']}; maxent_privacy {v['maxent_privacy']} (sources sha256 "
+        f"{info['maxent_privacy_sources']['sha256']}, newest file "
+        f"{info['maxent_privacy_sources']['newest_mtime']})",
+        f"* load average (1, 5, 15 min) at start "
+        f"{', '.join(f'{x:.2f}' for x in info['loadavg_at_start'])}, at end "
+        f"{', '.join(f'{x:.2f}' for x in info.get('loadavg_at_end', []))}",
         "",
         "## Setup",
         "",
@@ -449,12 +510,19 @@ def markdown_report(
         "",
         "## Results",
         "",
-        "solve s: wall time of `model.solve` (in a forked child); × base: solve time over "
+        "solve s: wall time of `model.solve` (in a forked child); cpu s: its CPU time "
+        "(all threads of the process; less sensitive than wall time to other load on the "
+        "machine); solver s: "
+        "`solver_stats['solve_time']`, the time the solver itself reports (the rest of solve s "
+        "is cvxpy's compilation and the package's presolve, polish and certificate); "
+        "× base: solve s over "
         "the CLARABEL decompose=True solve of the same instance; comps / closed / solved / "
         "fixed / iters: `result.solver_stats` (components, closed_form, solved, "
         "fixed_by_presolve, iterations); residual, entropy (nats/record), gap: our "
         "certificate; est. acc.: `metrics.estimation_accuracy` (KL, nats); max |Δpost|: "
-        "largest difference of `result.posterior()` to the CLARABEL decompose=False answer.",
+        "largest difference of `result.posterior()` to the CLARABEL decompose=False answer. "
+        "Solvers run with the package's default options, except the extra last row: SCS "
+        "with `eps_abs = eps_rel = 1e-6` instead of the default 1e-9.",
         "",
         table,
         "",
@@ -506,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, fs in (("K=0", []), (f"K={k}", facts)):
         instances.append(run_instance(name, frame, release, fs, solvers, args.timeout, log))
     total = time.perf_counter() - t_start
+    info["loadavg_at_end"] = list(os.getloadavg())
 
     table = markdown_table(instances)
     config = {

@@ -14,10 +14,12 @@ examples and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
 1.0
 """
 
-from . import anonymize, datasets, metrics, rules
+from . import anonymize, attacks, datasets, metrics, mondrian, rules
+from .attacks import check_kc
 from .channels import inference_channels
 from .conflicts import explain_infeasibility
 from .data import Bucketized
+from .generalized import Generalized
 from .errors import (
     InaccurateSolution,
     InfeasibleKnowledge,
@@ -36,6 +38,7 @@ from .solve import InaccuracyWarning, exp_cone_solvers
 __all__ = [
     "Bucketized",
     "Certificate",
+    "Generalized",
     "InaccuracyWarning",
     "InaccurateSolution",
     "InfeasibleKnowledge",
@@ -56,6 +59,9 @@ __all__ = [
     "SolverFailed",
     "SolverNotInstalled",
     "anonymize",
+    "attacks",
+    "check_kc",
+    "mondrian",
     "datasets",
     "exp_cone_solvers",
     "metrics",

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "byun2008_tables",
     "wang2008_figure1",
     "ADULT_COLUMNS",
     "ADULT_QI",
@@ -198,3 +199,11 @@ def wang2008_figure1() -> tuple[pd.DataFrame, pd.DataFrame]:
     ]
     cols = ["pseudonym", "name", "gender", "zip", "disease", "bucket"]
     return pd.DataFrame(d1, columns=cols), pd.DataFrame(d2, columns=cols)
+
+
+def byun2008_tables() -> dict:
+    """Figures 1-4 of Byun et al. (incremental data dissemination); see
+    :func:`maxent_privacy.datasets_byun.byun2008_tables`."""
+    from .datasets_byun import byun2008_tables as tables
+
+    return tables()

@@ -239,6 +239,7 @@ def solve_model(
     verbose=False,
     options=None,
     polish=True,
+    extra_zero=None,
 ):
     from .results import Certificate, Result
 
@@ -296,6 +297,10 @@ def solve_model(
             G, g = -F_in[nonpos], -f_in[nonpos]
         else:
             G, g = None, None
+        if extra_zero is not None and len(extra_zero):
+            zero_rows = sp.vstack([zero_rows, sp.csr_array(
+                (np.ones(len(extra_zero)), (np.zeros(len(extra_zero), dtype=int), extra_zero)),
+                shape=(1, n))], format="csr")
         cls_t = np.where(zc, model._cls, -1)
         fixed = _presolve(E, e, zero_rows, n, tol, G, g, cls_t, model._class_n)
     else:
@@ -322,8 +327,7 @@ def solve_model(
     A_free = sp.csr_array(A_gs[:, free_idx])
     gs_has_free = np.diff(A_free.indptr) > 0
     cls_has_free = np.bincount(f_cls, minlength=n_cls) > 0
-    f_qg = model._qg[free_idx]
-    qg_has_free = np.bincount(f_qg[f_qg >= 0], minlength=n_qg) > 0
+    qg_has_free = np.diff(sp.csr_array(A_qg[:, free_idx]).indptr) > 0
     for r, has, rhs in (
         (r_cls, cls_has_free, model._class_n),
         (r_qg, qg_has_free, qg_n),
@@ -442,6 +446,7 @@ def solve_model(
     y_all = np.zeros(n_free)
     n_free_cells = model._n[free_idx]
     comp_records = []
+    suspects = []
     statuses = []
     bound_free = 0.0
     t_setup = time.perf_counter() - t_start
@@ -631,6 +636,10 @@ def solve_model(
                 polished = True
                 yk, nud, nu_e, mu_i = out
         comp_records[-1]["polished"] = polished
+        if polish and presolve and not polished and not len(ck) and extra_zero is None:
+            tiny = free_idx[cidx][yk < 1e-6 * np.maximum(1.0, nk)]
+            if len(tiny):
+                suspects.append(tiny)
         y_all[cidx] = yk
         nu_d[dk] = nud
         if nu_e is not None:
@@ -647,6 +656,15 @@ def solve_model(
             bound_free += _dual_bound(A_all, b_all, nu_all, Fi, h, mu_i, nk)
 
     x[free_idx] = y_all
+    if suspects and not convex:
+        # the polish failed next to cells the solver drove to ~0: find with LPs which of
+        # them every feasible answer puts at 0, and solve again with those removed
+        zeros = _forced_zeros(A_cls, A_qg, A_gs, F_eq, F_in, model, qg_n, f_eq, f_in, fixed,
+                              np.concatenate(suspects))
+        if len(zeros):
+            return solve_model(model, solver=solver, decompose=decompose, presolve=presolve,
+                               tol=tol, verbose=verbose, options=options, polish=polish,
+                               extra_zero=zeros)
     t_total = time.perf_counter() - t_start
 
     # ---- 5. certificate from our own arithmetic
@@ -878,6 +896,43 @@ def _active_set_rounds(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, active, roun
         mu_i = np.maximum(mu_new, 0.0)
         nud, nu_e = nu[: len(bd)], (None if Fe is None else nu[len(bd) : j])
     return None
+
+
+def _forced_zeros(A_cls, A_qg, A_gs, F_eq, F_in, model, qg_n, f_eq, f_in, fixed, suspects):
+    """Which suspect cells are 0 in every feasible answer (LPs solved by HiGHS).
+
+    Maximizes the sum of t_j <= min(x_j, 1) over the suspects; a suspect with t_j > 0 can
+    be positive and leaves the set; repeat until the optimum is 0: the rest are forced.
+    """
+    from scipy.optimize import linprog
+
+    n = model.n_cells
+    A_eq = sp.vstack([A_cls, A_qg, A_gs, F_eq], format="csr")
+    b_eq = np.concatenate([model._class_n, qg_n, model._gs_n, f_eq])
+    bounds_x = [(v, v) if not np.isnan(v) else (0, None) for v in fixed]
+    left = np.unique(suspects)
+    for _ in range(len(left) + 1):
+        k = len(left)
+        if k == 0:
+            break
+        pick = sp.csr_array((np.ones(k), (np.arange(k), left)), shape=(k, n))
+        A_ub = sp.hstack([-pick, sp.identity(k, format="csr")], format="csr")
+        b_ub = np.zeros(k)
+        if F_in.shape[0]:
+            A_ub = sp.vstack([A_ub, sp.hstack([F_in, sp.csr_array((F_in.shape[0], k))])],
+                             format="csr")
+            b_ub = np.concatenate([b_ub, f_in])
+        A_e = sp.hstack([A_eq, sp.csr_array((A_eq.shape[0], k))], format="csr")
+        c = np.concatenate([np.zeros(n), -np.ones(k)])
+        res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_e, b_eq=b_eq,
+                      bounds=bounds_x + [(0, 1)] * k, method="highs")
+        if res.status != 0:
+            return np.zeros(0, dtype=int)
+        t = res.x[n:]
+        if t.max(initial=0.0) <= 1e-9:
+            return left
+        left = left[t <= 1e-9]
+    return left
 
 
 def _fact_names(fs, rows) -> list[str]:
