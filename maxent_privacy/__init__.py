@@ -19,7 +19,6 @@ from .attacks import check_kc
 from .channels import inference_channels
 from .conflicts import explain_infeasibility
 from .data import Bucketized
-from .generalized import Generalized
 from .errors import (
     InaccurateSolution,
     InfeasibleKnowledge,
@@ -29,6 +28,7 @@ from .errors import (
     SolverFailed,
     SolverNotInstalled,
 )
+from .generalized import Generalized
 from .knowledge import count_having, soft, vague
 from .model import MaxEntModel, Person
 from .results import Certificate, Result
