@@ -53,6 +53,15 @@ def test_readme_knowledge_example_runs():
     assert post.loc[["Alice", "Bob"], "Pneumonia"].sum() >= 1 - 1e-6
 
 
+def test_readme_republishing_example_runs():
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    namespace: dict = {}
+    exec(compile(blocks[2], "README.md", "exec"), namespace)  # noqa: S102
+    assert namespace["pooled"].person_posterior().loc[10, "Lung Cancer"] == 1.0
+    assert 10 in namespace["channels"].index.get_level_values("person")
+
+
 def test_readme_starts_with_the_two_commands():
     lines = (ROOT / "README.md").read_text().splitlines()
     block = lines[lines.index("```bash") + 1 : lines.index("```bash") + 3]
