@@ -182,6 +182,7 @@ class MaxEntModel:
         self.group = self.release.group
         self.facts: list[Fact] = []
         self._labels: dict[int, tuple[cp.Expression, str]] = {}
+        self._rows: dict[int, tuple] = {}
         self._domains = {
             c: set(pd.concat([r.frame[c] for r in releases]).unique().tolist())
             for c in self.qi + [self.sa]
@@ -487,6 +488,9 @@ class MaxEntModel:
             expr = cp.sum(self.x[idx]) / n_q
         expr = _refuse_strict(expr)
         self._labels[id(expr)] = (expr, label)
+        row = sp.csr_array((np.full(idx.size, 1.0 / n_q), (np.zeros(idx.size, dtype=int), idx)),
+                           shape=(1, self.n_cells))
+        self._rows[id(expr)] = (expr, row)
         return expr
 
     def terms(self, item) -> pd.DataFrame:
@@ -549,6 +553,24 @@ class MaxEntModel:
             )
         A.eliminate_zeros()
         return A, const
+
+    def _fast_rows(self, constraint):
+        """``lhs - rhs`` as (A, const) without cvxpy's gradient when both sides are
+        P(...) expressions or constants (the common case; ``grad`` costs ~15 ms)."""
+        parts = []
+        for arg in constraint.args:
+            hit = self._rows.get(id(arg))
+            if hit is not None and hit[0] is arg:
+                parts.append((hit[1], 0.0))
+            elif not arg.variables() and np.asarray(arg.value).size == 1:
+                parts.append((None, float(np.asarray(arg.value))))
+            else:
+                return None
+        (ra, ca), (rb, cb) = parts
+        zero = sp.csr_array((1, self.n_cells))
+        A = sp.csr_array((ra if ra is not None else zero) - (rb if rb is not None else zero))
+        A.eliminate_zeros()
+        return A, np.array([ca - cb])
 
     def _footprint(self, expr: cp.Expression) -> np.ndarray:
         """Indices of the cells an expression depends on (exact for any DCP tree)."""
@@ -701,7 +723,8 @@ class MaxEntModel:
                     constraint.expr if kind == "NonPos" else constraint.args[0] - constraint.args[1]
                 )
                 sense = "<="
-            A, const = self._linearize(expr)
+            fast = self._fast_rows(constraint) if kind in ("Equality", "Inequality") else None
+            A, const = fast if fast is not None else self._linearize(expr)
             fact = Fact(name, constraint, sense, A, -const, np.unique(A.indices), expr.shape)
         else:
             fact = Fact(
