@@ -14,7 +14,7 @@ examples and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
 1.0
 """
 
-from . import anonymize, attacks, datasets, metrics, mondrian, rules
+from . import anonymize, attacks, datasets, metrics, mondrian, robustness, rules
 from .attacks import check_kc
 from .channels import inference_channels
 from .conflicts import explain_infeasibility
@@ -62,6 +62,7 @@ __all__ = [
     "attacks",
     "check_kc",
     "mondrian",
+    "robustness",
     "datasets",
     "exp_cone_solvers",
     "metrics",
