@@ -24,7 +24,7 @@ import pandas as pd
 
 from .errors import ReleaseError
 
-__all__ = ["Bucketized"]
+__all__ = ["Bucketized", "validate_release"]
 
 
 def _check_columns(frame: pd.DataFrame, columns: Sequence[str], role: str) -> None:
@@ -32,6 +32,49 @@ def _check_columns(frame: pd.DataFrame, columns: Sequence[str], role: str) -> No
         if col not in frame.columns:
             have = ", ".join(map(str, frame.columns))
             raise ReleaseError(f"{role} column {col!r} is not in the table (columns: {have})")
+
+
+def validate_release(frame, qi, sa: str, group: str, person: str | None):
+    """Check a release table; return (the role columns, copied; the QI list).
+
+    One-line ``ReleaseError`` naming the column or value at fault: not a DataFrame, no QI,
+    missing columns, a column with two roles, no rows, missing values, duplicate person ids.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ReleaseError(f"a release needs a pandas DataFrame, got {type(frame).__name__}")
+    if isinstance(qi, str):
+        qi = [qi]
+    qi = list(qi)
+    if not qi:
+        raise ReleaseError("a release needs at least one quasi-identifier column (qi=[...])")
+    _check_columns(frame, qi, "quasi-identifier")
+    _check_columns(frame, [sa], "sensitive")
+    _check_columns(frame, [group], "group")
+    if person is not None:
+        _check_columns(frame, [person], "person")
+    roles = qi + [sa, group] + ([person] if person is not None else [])
+    seen: set[str] = set()
+    for col in roles:
+        if col in seen:
+            raise ReleaseError(
+                f"column {col!r} is given more than one role (qi, sa, group, person)"
+            )
+        seen.add(col)
+    if len(frame) == 0:
+        raise ReleaseError("the release has no rows")
+    data = frame[roles].copy()
+    for col in roles:
+        missing = data[col].isna().to_numpy()
+        if missing.any():
+            row = data.index[np.argmax(missing)]
+            row = row.item() if hasattr(row, "item") else row
+            raise ReleaseError(
+                f"column {col!r} has a missing value (row {row!r}); drop or fill such rows first"
+            )
+    if person is not None and data[person].duplicated().any():
+        dup = data.loc[data[person].duplicated(), person].tolist()[0]
+        raise ReleaseError(f"person id {dup!r} occurs in more than one row of column {person!r}")
+    return data, qi
 
 
 class Bucketized:
@@ -57,43 +100,7 @@ class Bucketized:
         group: str,
         person: str | None = None,
     ):
-        if not isinstance(frame, pd.DataFrame):
-            raise ReleaseError(f"a release needs a pandas DataFrame, got {type(frame).__name__}")
-        if isinstance(qi, str):
-            qi = [qi]
-        qi = list(qi)
-        if not qi:
-            raise ReleaseError("a release needs at least one quasi-identifier column (qi=[...])")
-        _check_columns(frame, qi, "quasi-identifier")
-        _check_columns(frame, [sa], "sensitive")
-        _check_columns(frame, [group], "group")
-        if person is not None:
-            _check_columns(frame, [person], "person")
-        roles = qi + [sa, group] + ([person] if person is not None else [])
-        seen: set[str] = set()
-        for col in roles:
-            if col in seen:
-                raise ReleaseError(
-                    f"column {col!r} is given more than one role (qi, sa, group, person)"
-                )
-            seen.add(col)
-        if len(frame) == 0:
-            raise ReleaseError("the release has no rows")
-        data = frame[roles].copy()
-        for col in roles:
-            missing = data[col].isna().to_numpy()
-            if missing.any():
-                row = data.index[np.argmax(missing)]
-                row = row.item() if hasattr(row, "item") else row
-                raise ReleaseError(
-                    f"column {col!r} has a missing value (row {row!r}); "
-                    "drop or fill such rows first"
-                )
-        if person is not None and data[person].duplicated().any():
-            dup = data.loc[data[person].duplicated(), person].tolist()[0]
-            raise ReleaseError(
-                f"person id {dup!r} occurs in more than one row of column {person!r}"
-            )
+        data, qi = validate_release(frame, qi, sa, group, person)
         self.frame = data
         self.qi = qi
         self.sa = sa

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import _check_columns
+from .data import _check_columns, validate_release
 from .errors import ReleaseError
 
 __all__ = ["Cell", "Generalized", "covers", "parse_cell"]
@@ -236,43 +236,7 @@ class Generalized:
         person: str | None = None,
         any_values: Iterable[str] = ("*",),
     ):
-        if not isinstance(frame, pd.DataFrame):
-            raise ReleaseError(f"a release needs a pandas DataFrame, got {type(frame).__name__}")
-        if isinstance(qi, str):
-            qi = [qi]
-        qi = list(qi)
-        if not qi:
-            raise ReleaseError("a release needs at least one quasi-identifier column (qi=[...])")
-        _check_columns(frame, qi, "quasi-identifier")
-        _check_columns(frame, [sa], "sensitive")
-        _check_columns(frame, [group], "group")
-        if person is not None:
-            _check_columns(frame, [person], "person")
-        roles = qi + [sa, group] + ([person] if person is not None else [])
-        seen: set[str] = set()
-        for col in roles:
-            if col in seen:
-                raise ReleaseError(
-                    f"column {col!r} is given more than one role (qi, sa, group, person)"
-                )
-            seen.add(col)
-        if len(frame) == 0:
-            raise ReleaseError("the release has no rows")
-        data = frame[roles].copy()
-        for col in roles:
-            missing = data[col].isna().to_numpy()
-            if missing.any():
-                row = data.index[np.argmax(missing)]
-                row = row.item() if hasattr(row, "item") else row
-                raise ReleaseError(
-                    f"column {col!r} has a missing value (row {row!r}); "
-                    "drop or fill such rows first"
-                )
-        if person is not None and data[person].duplicated().any():
-            dup = data.loc[data[person].duplicated(), person].tolist()[0]
-            raise ReleaseError(
-                f"person id {dup!r} occurs in more than one row of column {person!r}"
-            )
+        data, qi = validate_release(frame, qi, sa, group, person)
         anys = _any_values(any_values)
         self._cells: dict[str, dict] = {}
         for col in qi:
