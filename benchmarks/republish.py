@@ -190,8 +190,11 @@ def solve(releases, label: str, log: list) -> object:
             retry = f"retried at tol {RETRY_TOL:g}: {_short(err, 90)}"
             result = model.solve(polish=POLISH, tol=RETRY_TOL)
         t2 = time.perf_counter()
-    inaccurate = [w for w in caught if "inaccura" in str(w.message).lower()
-                  or "inaccura" in w.category.__name__.lower()]
+    inaccurate = [
+        w
+        for w in caught
+        if "inaccura" in str(w.message).lower() or "inaccura" in w.category.__name__.lower()
+    ]
     other = [w for w in caught if w not in inaccurate]
     s = result.solver_stats
     c = result.certificate
@@ -292,19 +295,34 @@ def bucket_size(release: Bucketized) -> pd.Series:
 
 
 # ------------------------------------------------------------------------ one setting
-def run_setting(adult, *, n, shared, sa, l, strategy, bucket="exact", qi=None, seed=0,  # noqa: E741
-                log, label, need_single=True):
+def run_setting(
+    adult,
+    *,
+    n,
+    shared,
+    sa,
+    l,
+    strategy,
+    bucket="exact",
+    qi=None,
+    seed=0,  # noqa: E741
+    log,
+    label,
+    need_single=True,
+):
     """Releases, single and pooled solves, and every score of one setting."""
     qi = qi_for(sa) if qi is None else list(qi)
     d1, d2 = sample(adult, n, shared, seed)
     exempt = exemptions([d1, d2], sa, l)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        r1 = rebucketize(d1, qi, sa, l, person="pid", seed=1000 * seed + 1,
-                         nonsensitive=exempt or None)
+        r1 = rebucketize(
+            d1, qi, sa, l, person="pid", seed=1000 * seed + 1, nonsensitive=exempt or None
+        )
         if strategy == "independent":
-            r2 = rebucketize(d2, qi, sa, l, person="pid", seed=1000 * seed + 2,
-                             nonsensitive=exempt or None)
+            r2 = rebucketize(
+                d2, qi, sa, l, person="pid", seed=1000 * seed + 2, nonsensitive=exempt or None
+            )
         else:
             r2 = history_guided(r1, d2, l, seed=1000 * seed + 2, nonsensitive=exempt or None)
     release_warnings = "; ".join(sorted({_short(w.message) for w in caught}))
@@ -326,9 +344,7 @@ def run_setting(adult, *, n, shared, sa, l, strategy, bucket="exact", qi=None, s
     h_pooled = h_pooled_all.reindex(p2).to_numpy()
     size2 = bucket_size(r2).reindex(p2).to_numpy(dtype=float)
     s1, s2 = bucket_sets(r1), bucket_sets(r2)
-    mcs = np.array(
-        [len(s2[p] & s1[p]) if p in s1.index else len(s2[p]) for p in p2], dtype=float
-    )
+    mcs = np.array([len(s2[p] & s1[p]) if p in s1.index else len(s2[p]) for p in p2], dtype=float)
     distinct2 = np.array([len(s2[p]) for p in p2], dtype=float)
     post = pooled.person_posterior().reindex(p2)
     pinned = post.max(axis=1).to_numpy() >= PINNED
@@ -337,8 +353,11 @@ def run_setting(adult, *, n, shared, sa, l, strategy, bucket="exact", qi=None, s
     # person, Relation rows per release, bucket and value), for comparison with its Fig. 5
     everyone = s1.index.union(s2.index)
     n_vars = sum(
-        len(s1[p] & s2[p]) if (p in s1.index and p in s2.index)
-        else len(s1[p]) if p in s1.index else len(s2[p])
+        len(s1[p] & s2[p])
+        if (p in s1.index and p in s2.index)
+        else len(s1[p])
+        if p in s1.index
+        else len(s2[p])
         for p in everyone
     )
     n_relation = sum(r.frame.groupby([r.group, r.sa]).ngroups for r in (r1, r2))
@@ -381,8 +400,11 @@ def run_setting(adult, *, n, shared, sa, l, strategy, bucket="exact", qi=None, s
         "paper_constraints": int(len(everyone) + n_relation),
         "single_log2_bucket_values": float(np.mean(np.log2(distinct2))),
         "mcs_log2": float(np.mean(np.log2(mcs))),
-        "uniform_pred": (uniform_prediction(int(adult[sa].nunique()), l)
-                         if bucket == "exact" and not exempt else np.nan),
+        "uniform_pred": (
+            uniform_prediction(int(adult[sa].nunique()), l)
+            if bucket == "exact" and not exempt
+            else np.nan
+        ),
         "seconds": elapsed,
     }
     if single1 is not None:
@@ -461,10 +483,20 @@ def machine_info() -> dict:
         nproc = os.cpu_count()
     try:
         root = Path(__file__).resolve().parent.parent
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
-                                capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "maxent_privacy"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "maxent_privacy"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         commit += " (maxent_privacy/ has uncommitted changes)" if dirty else ""
     except (OSError, subprocess.CalledProcessError):
         commit = "?"
@@ -502,14 +534,19 @@ def plot(fig23: pd.DataFrame, fig4: pd.DataFrame, grid: pd.DataFrame, path: Path
         ax.bar(x + (k - 1.5) * w, sub[col], w, label=name, color=color)
         if col == "pooled":
             for xi, (h, d) in enumerate(zip(sub["pooled"], sub["drop"], strict=True)):
-                ax.annotate(f"{int(round(-100 * d)) + 0:+d}%", (xi + (k - 1.5) * w, h),
-                            ha="center",
-                            va="bottom", fontsize=7)
+                ax.annotate(
+                    f"{int(round(-100 * d)) + 0:+d}%",
+                    (xi + (k - 1.5) * w, h),
+                    ha="center",
+                    va="bottom",
+                    fontsize=7,
+                )
     ax.set_xticks(x)
     ax.set_xticklabels([f"l = {v}" for v in ls])
     ax.set_ylabel("mean entropy over D2's people (bits)")
-    ax.set_title(f"Fig. 2/3: {cfg['n']:,} records, {cfg['shared']:,} shared ({MAIN_SA})",
-                 fontsize=10)
+    ax.set_title(
+        f"Fig. 2/3: {cfg['n']:,} records, {cfg['shared']:,} shared ({MAIN_SA})", fontsize=10
+    )
     ax.legend(fontsize=8)
 
     ax = axes[1]
@@ -521,8 +558,9 @@ def plot(fig23: pd.DataFrame, fig4: pd.DataFrame, grid: pd.DataFrame, path: Path
     ax.set_ylim(bottom=0)
     ax2 = ax.twinx()
     ax2.plot(f4["shared"], f4["mcs1_d2"], "^:", color="gray", label="share of D2: |MCS| = 1")
-    ax2.plot(f4["shared"], f4["pinned_d2"], "v:", color="#238b45",
-             label="share of D2: pinned by MaxEnt")
+    ax2.plot(
+        f4["shared"], f4["pinned_d2"], "v:", color="#238b45", label="share of D2: pinned by MaxEnt"
+    )
     ax2.set_ylim(0, 1)
     ax2.set_ylabel("share of D2's people", color="gray")
     h1, l1 = ax.get_legend_handles_labels()
@@ -580,8 +618,18 @@ def main(argv=None) -> int:
     for l in cfg["ls"]:  # noqa: E741
         for strategy in ("independent", "history-guided"):
             label = f"fig2/3 {strategy} l={l}"
-            fig23.append(run_setting(adult, n=n, shared=shared, sa=MAIN_SA, l=l,
-                                     strategy=strategy, log=log, label=label))
+            fig23.append(
+                run_setting(
+                    adult,
+                    n=n,
+                    shared=shared,
+                    sa=MAIN_SA,
+                    l=l,
+                    strategy=strategy,
+                    log=log,
+                    label=label,
+                )
+            )
             say(f"{label}: single {fig23[-1]['single']:.3f}, pooled {fig23[-1]['pooled']:.3f}")
     fig23 = pd.DataFrame(fig23)
 
@@ -589,8 +637,18 @@ def main(argv=None) -> int:
     fig4 = []
     for s in cfg["fig4_shared"]:
         label = f"fig4 shared={s}"
-        fig4.append(run_setting(adult, n=n, shared=s, sa=MAIN_SA, l=FIG4_L,
-                                strategy="independent", log=log, label=label))
+        fig4.append(
+            run_setting(
+                adult,
+                n=n,
+                shared=s,
+                sa=MAIN_SA,
+                l=FIG4_L,
+                strategy="independent",
+                log=log,
+                label=label,
+            )
+        )
         say(f"{label}: pooled {fig4[-1]['pooled']:.3f}")
     fig4 = pd.DataFrame(fig4)
 
@@ -605,9 +663,13 @@ def main(argv=None) -> int:
     grid = []
     for sp_ in specs:
         label = f"grid {sp_['sa']} l={sp_['l']} {sp_['bucket']}" + (
-            f" QI={sp_['qi']}" if "qi" in sp_ else "")
-        grid.append(run_setting(adult, n=n, shared=shared, strategy="independent", log=log,
-                                label=label, **sp_))
+            f" QI={sp_['qi']}" if "qi" in sp_ else ""
+        )
+        grid.append(
+            run_setting(
+                adult, n=n, shared=shared, strategy="independent", log=log, label=label, **sp_
+            )
+        )
         say(f"{label}: drop {grid[-1]['drop']:.3f}, |MCS|=1 {grid[-1]['mcs1_d2']:.3f}")
     grid = pd.DataFrame(grid)
 
@@ -615,9 +677,20 @@ def main(argv=None) -> int:
     seeds = []
     for seed in cfg["seeds"]:
         label = f"seed {seed}"
-        seeds.append(run_setting(adult, n=n, shared=shared, sa=MAIN_SA, l=3,
-                                 strategy="independent", seed=seed, log=log, label=label,
-                                 need_single=False))
+        seeds.append(
+            run_setting(
+                adult,
+                n=n,
+                shared=shared,
+                sa=MAIN_SA,
+                l=3,
+                strategy="independent",
+                seed=seed,
+                log=log,
+                label=label,
+                need_single=False,
+            )
+        )
         say(f"{label}: drop {seeds[-1]['drop']:.3f}")
     seeds = pd.DataFrame(seeds)
     log = pd.DataFrame(log)
@@ -669,29 +742,91 @@ def write_report(cfg, args, fig23, fig4, grid, seeds, log, total, png) -> str:
         "release).",
         "",
     ]
-    t = fig23[["strategy", "l", "exempt", "single", "pooled", "drop", "drop_shared",
-               "drop_new", "drop_everyone", "mcs1_d2", "deduced_d2", "pinned_d2",
-               "not_l_diverse2"]].rename(
-        columns={"single": "D'2 alone", "pooled": "D'1 + D'2", "drop": "drop (D2)",
-                 "drop_shared": "drop (shared)", "drop_new": "drop (new)",
-                 "drop_everyone": "drop (D1 u D2)", "mcs1_d2": "|MCS|=1 (D2)",
-                 "deduced_d2": "pinned by deduction (D2)", "pinned_d2": "pinned by MaxEnt (D2)",
-                 "not_l_diverse2": "D'2 buckets not l-diverse"})
-    out.append(md_table(t, {"D'2 alone": b, "D'1 + D'2": b, "drop (D2)": pct,
-                            "drop (shared)": pct, "drop (new)": pct, "drop (D1 u D2)": pct,
-                            "|MCS|=1 (D2)": pct, "pinned by deduction (D2)": pct,
-                            "pinned by MaxEnt (D2)": pct}))
+    t = fig23[
+        [
+            "strategy",
+            "l",
+            "exempt",
+            "single",
+            "pooled",
+            "drop",
+            "drop_shared",
+            "drop_new",
+            "drop_everyone",
+            "mcs1_d2",
+            "deduced_d2",
+            "pinned_d2",
+            "not_l_diverse2",
+        ]
+    ].rename(
+        columns={
+            "single": "D'2 alone",
+            "pooled": "D'1 + D'2",
+            "drop": "drop (D2)",
+            "drop_shared": "drop (shared)",
+            "drop_new": "drop (new)",
+            "drop_everyone": "drop (D1 u D2)",
+            "mcs1_d2": "|MCS|=1 (D2)",
+            "deduced_d2": "pinned by deduction (D2)",
+            "pinned_d2": "pinned by MaxEnt (D2)",
+            "not_l_diverse2": "D'2 buckets not l-diverse",
+        }
+    )
+    out.append(
+        md_table(
+            t,
+            {
+                "D'2 alone": b,
+                "D'1 + D'2": b,
+                "drop (D2)": pct,
+                "drop (shared)": pct,
+                "drop (new)": pct,
+                "drop (D1 u D2)": pct,
+                "|MCS|=1 (D2)": pct,
+                "pinned by deduction (D2)": pct,
+                "pinned by MaxEnt (D2)": pct,
+            },
+        )
+    )
     out += ["", f"## 2. Figure 4: independent, l = {FIG4_L}, SA = {MAIN_SA}, D2 fixed", ""]
-    t = fig4[["shared", "single", "pooled", "drop", "pooled_shared", "mcs1_d2", "mcs1_shared",
-              "deduced_d2", "pinned_d2"]].rename(
-        columns={"single": "D'2 alone", "pooled": "D'1 + D'2 (D2's people)",
-                 "pooled_shared": "pooled, shared people only", "mcs1_d2": "|MCS|=1 (D2)",
-                 "mcs1_shared": "|MCS|=1 (shared)", "deduced_d2": "deduced (D2)",
-                 "pinned_d2": "pinned (D2)"})
-    out.append(md_table(t, {"D'2 alone": b, "D'1 + D'2 (D2's people)": b,
-                            "pooled, shared people only": b, "drop": pct,
-                            "|MCS|=1 (D2)": pct, "|MCS|=1 (shared)": pct,
-                            "deduced (D2)": pct, "pinned (D2)": pct}))
+    t = fig4[
+        [
+            "shared",
+            "single",
+            "pooled",
+            "drop",
+            "pooled_shared",
+            "mcs1_d2",
+            "mcs1_shared",
+            "deduced_d2",
+            "pinned_d2",
+        ]
+    ].rename(
+        columns={
+            "single": "D'2 alone",
+            "pooled": "D'1 + D'2 (D2's people)",
+            "pooled_shared": "pooled, shared people only",
+            "mcs1_d2": "|MCS|=1 (D2)",
+            "mcs1_shared": "|MCS|=1 (shared)",
+            "deduced_d2": "deduced (D2)",
+            "pinned_d2": "pinned (D2)",
+        }
+    )
+    out.append(
+        md_table(
+            t,
+            {
+                "D'2 alone": b,
+                "D'1 + D'2 (D2's people)": b,
+                "pooled, shared people only": b,
+                "drop": pct,
+                "|MCS|=1 (D2)": pct,
+                "|MCS|=1 (shared)": pct,
+                "deduced (D2)": pct,
+                "pinned (D2)": pct,
+            },
+        )
+    )
     out += [
         "",
         "## 3. What drives the drop (independent re-bucketization, "
@@ -719,26 +854,72 @@ def write_report(cfg, args, fig23, fig4, grid, seeds, log, total, png) -> str:
         "### 3a. Setting, bucket shape and the MCS mechanism",
         "",
     ]
-    t = grid[["sa", "d", "top3_share", "l", "bucket", "qi", "exempt", "mean_bucket2",
-              "mean_distinct2",
-              "single", "pooled", "drop", "single_log2_bucket_values", "mcs_log2",
-              "deduced_log2", "mcs1_shared", "uniform_pred", "mcs1_d2", "deduced_d2",
-              "pinned_d2", "paper_vars", "paper_constraints"]].rename(
-        columns={"d": "SA values", "top3_share": "top-3 share", "mean_bucket2": "bucket size",
-                 "mean_distinct2":
-                 "distinct/bucket", "single": "D'2 alone", "pooled": "pooled",
-                 "single_log2_bucket_values": "mean log2 distinct (D'2)",
-                 "mcs_log2": "mean log2 |MCS|", "deduced_log2": "mean log2 |deduced|",
-                 "mcs1_shared": "|MCS|=1 (shared)", "uniform_pred": "uniform prediction",
-                 "mcs1_d2": "|MCS|=1 (D2)", "deduced_d2": "deduced (D2)",
-                 "pinned_d2": "pinned (D2)", "paper_vars": "variables (Sect. 3 count)",
-                 "paper_constraints": "constraints (Sect. 3 count)"})
-    out.append(md_table(t, {"top-3 share": pct, "bucket size": ".2f", "distinct/bucket": ".2f",
-                            "D'2 alone": b,
-                            "pooled": b, "drop": pct, "mean log2 distinct (D'2)": b,
-                            "mean log2 |MCS|": b, "mean log2 |deduced|": b,
-                            "|MCS|=1 (shared)": pct, "uniform prediction": pct,
-                            "|MCS|=1 (D2)": pct, "deduced (D2)": pct, "pinned (D2)": pct}))
+    t = grid[
+        [
+            "sa",
+            "d",
+            "top3_share",
+            "l",
+            "bucket",
+            "qi",
+            "exempt",
+            "mean_bucket2",
+            "mean_distinct2",
+            "single",
+            "pooled",
+            "drop",
+            "single_log2_bucket_values",
+            "mcs_log2",
+            "deduced_log2",
+            "mcs1_shared",
+            "uniform_pred",
+            "mcs1_d2",
+            "deduced_d2",
+            "pinned_d2",
+            "paper_vars",
+            "paper_constraints",
+        ]
+    ].rename(
+        columns={
+            "d": "SA values",
+            "top3_share": "top-3 share",
+            "mean_bucket2": "bucket size",
+            "mean_distinct2": "distinct/bucket",
+            "single": "D'2 alone",
+            "pooled": "pooled",
+            "single_log2_bucket_values": "mean log2 distinct (D'2)",
+            "mcs_log2": "mean log2 |MCS|",
+            "deduced_log2": "mean log2 |deduced|",
+            "mcs1_shared": "|MCS|=1 (shared)",
+            "uniform_pred": "uniform prediction",
+            "mcs1_d2": "|MCS|=1 (D2)",
+            "deduced_d2": "deduced (D2)",
+            "pinned_d2": "pinned (D2)",
+            "paper_vars": "variables (Sect. 3 count)",
+            "paper_constraints": "constraints (Sect. 3 count)",
+        }
+    )
+    out.append(
+        md_table(
+            t,
+            {
+                "top-3 share": pct,
+                "bucket size": ".2f",
+                "distinct/bucket": ".2f",
+                "D'2 alone": b,
+                "pooled": b,
+                "drop": pct,
+                "mean log2 distinct (D'2)": b,
+                "mean log2 |MCS|": b,
+                "mean log2 |deduced|": b,
+                "|MCS|=1 (shared)": pct,
+                "uniform prediction": pct,
+                "|MCS|=1 (D2)": pct,
+                "deduced (D2)": pct,
+                "pinned (D2)": pct,
+            },
+        )
+    )
     out += [
         "",
         "### 3b. The same solves, scored differently (relative drop, pooled vs D'2 alone)",
@@ -752,21 +933,67 @@ def write_report(cfg, args, fig23, fig4, grid, seeds, log, total, png) -> str:
         "person, averaged over D2's people.",
         "",
     ]
-    t = grid[["sa", "l", "bucket", "qi", "drop", "drop_shared", "drop_new", "drop_norm",
-              "drop_everyone", "drop_total", "single_qi", "pooled_qi", "drop_qi"]].rename(
-        columns={"drop": "D2 mean", "drop_shared": "shared", "drop_new": "new",
-                 "drop_norm": "normalised", "drop_everyone": "D1 u D2",
-                 "drop_total": "Eq. (2) total", "single_qi": "H(S|QI) D'2",
-                 "pooled_qi": "H(S|QI) pooled", "drop_qi": "P(S | QI)"})
-    out.append(md_table(t, {c: pct for c in ["D2 mean", "shared", "new", "normalised",
-                                             "D1 u D2", "Eq. (2) total", "P(S | QI)"]}
-                        | {"H(S|QI) D'2": b, "H(S|QI) pooled": b}))
+    t = grid[
+        [
+            "sa",
+            "l",
+            "bucket",
+            "qi",
+            "drop",
+            "drop_shared",
+            "drop_new",
+            "drop_norm",
+            "drop_everyone",
+            "drop_total",
+            "single_qi",
+            "pooled_qi",
+            "drop_qi",
+        ]
+    ].rename(
+        columns={
+            "drop": "D2 mean",
+            "drop_shared": "shared",
+            "drop_new": "new",
+            "drop_norm": "normalised",
+            "drop_everyone": "D1 u D2",
+            "drop_total": "Eq. (2) total",
+            "single_qi": "H(S|QI) D'2",
+            "pooled_qi": "H(S|QI) pooled",
+            "drop_qi": "P(S | QI)",
+        }
+    )
+    out.append(
+        md_table(
+            t,
+            {
+                c: pct
+                for c in [
+                    "D2 mean",
+                    "shared",
+                    "new",
+                    "normalised",
+                    "D1 u D2",
+                    "Eq. (2) total",
+                    "P(S | QI)",
+                ]
+            }
+            | {"H(S|QI) D'2": b, "H(S|QI) pooled": b},
+        )
+    )
     out += ["", f"### 3c. Seed replicates (independent, l = 3, {MAIN_SA}, exact buckets)", ""]
     t = seeds[["seed", "single", "pooled", "drop", "mcs1_d2", "pinned_d2"]].rename(
-        columns={"single": "D'2 alone", "pooled": "pooled", "mcs1_d2": "|MCS|=1 (D2)",
-                 "pinned_d2": "pinned (D2)"})
-    out.append(md_table(t, {"D'2 alone": b, "pooled": b, "drop": pct, "|MCS|=1 (D2)": pct,
-                            "pinned (D2)": pct}))
+        columns={
+            "single": "D'2 alone",
+            "pooled": "pooled",
+            "mcs1_d2": "|MCS|=1 (D2)",
+            "pinned_d2": "pinned (D2)",
+        }
+    )
+    out.append(
+        md_table(
+            t, {"D'2 alone": b, "pooled": b, "drop": pct, "|MCS|=1 (D2)": pct, "pinned (D2)": pct}
+        )
+    )
     out += ["", analysis(fig23, fig4, grid, seeds, log), ""]
     out += ["## Solves", ""]
     pooled = log[log["model"] == "pooled"]
@@ -777,17 +1004,35 @@ def write_report(cfg, args, fig23, fig4, grid, seeds, log, total, png) -> str:
         f"{log['gap'].abs().max():.1e} nats/record; 'inaccurate' warnings: "
         f"{int(log['inaccurate_warnings'].sum())}; solve time {log['solve_s'].sum():.1f} s "
         f"(build {log['build_s'].sum():.1f} s). Release warnings: "
-        + ("; ".join(sorted({w for w in pd.concat([fig23, fig4, grid, seeds])[
-            "release_warnings"] if w})) or "none")
+        + (
+            "; ".join(
+                sorted({w for w in pd.concat([fig23, fig4, grid, seeds])["release_warnings"] if w})
+            )
+            or "none"
+        )
         + "."
     )
     out.append("")
-    t = pooled[["run", "persons", "cells", "build_s", "solve_s", "status", "components",
-                "closed_form", "solved", "iterations", "residual", "gap",
-                "inaccurate_warnings", "retry", "other_warnings"]].rename(
-        columns={"inaccurate_warnings": "inaccurate", "other_warnings": "other warnings"})
-    out.append(md_table(t, {"build_s": ".2f", "solve_s": ".2f", "residual": ".1e",
-                            "gap": ".1e"}))
+    t = pooled[
+        [
+            "run",
+            "persons",
+            "cells",
+            "build_s",
+            "solve_s",
+            "status",
+            "components",
+            "closed_form",
+            "solved",
+            "iterations",
+            "residual",
+            "gap",
+            "inaccurate_warnings",
+            "retry",
+            "other_warnings",
+        ]
+    ].rename(columns={"inaccurate_warnings": "inaccurate", "other_warnings": "other warnings"})
+    out.append(md_table(t, {"build_s": ".2f", "solve_s": ".2f", "residual": ".1e", "gap": ".1e"}))
     singles = log[log["model"] == "single"]
     out += [
         "",
@@ -804,8 +1049,9 @@ def analysis(fig23, fig4, grid, seeds, log) -> str:
     """Short written analysis; every number is taken from the tables above."""
 
     def g(sa, bucket="exact", l=3, qi="all 7 others"):  # noqa: E741
-        sub = grid[(grid["sa"] == sa) & (grid["bucket"] == bucket) & (grid["l"] == l)
-                   & (grid["qi"] == qi)]
+        sub = grid[
+            (grid["sa"] == sa) & (grid["bucket"] == bucket) & (grid["l"] == l) & (grid["qi"] == qi)
+        ]
         return None if sub.empty else SimpleNamespace(**sub.iloc[0].to_dict())
 
     def listing(rows, fmt):
@@ -816,9 +1062,11 @@ def analysis(fig23, fig4, grid, seeds, log) -> str:
     hist = fig23[fig23["strategy"] == "history-guided"]
     text = (
         "* **Figures 2/3.** Independent re-bucketization: the pooled mean entropy over D2's "
-        "people is " + listing(ind, lambda r: f"{pct(r.drop)} lower at l = {r.l}")
+        "people is "
+        + listing(ind, lambda r: f"{pct(r.drop)} lower at l = {r.l}")
         + " than from D'2 alone. History-guided: "
-        + listing(hist, lambda r: f"{pct(r.drop)} at l = {r.l}") + "."
+        + listing(hist, lambda r: f"{pct(r.drop)} at l = {r.l}")
+        + "."
     )
     if len(hist) and hist["drop"].abs().max() < 0.005:
         text += (
@@ -826,15 +1074,20 @@ def analysis(fig23, fig4, grid, seeds, log) -> str:
             "which D'2 alone already shows; what pooling reveals is the value of the deleted "
             "D1-only person in that slot (drop over everyone in D1 u D2: "
             + listing(hist, lambda r: f"{pct(r.drop_everyone)} at l = {r.l}")
-            + "). The paper's \"slightly lower\" for history-guided matches an average that "
+            + '). The paper\'s "slightly lower" for history-guided matches an average that '
             "includes the deleted people, not one over D2's people."
         )
     bad = hist[hist["not_l_diverse2"] > 0]
     if len(bad):
         text += (
-            " Note: `history_guided` left " + listing(
-                bad, lambda r: f"{r.not_l_diverse2} of {r.n_buckets2} D'2 buckets not l-diverse "
-                f"at l = {r.l} ({r.short2} with fewer than l records)")
+            " Note: `history_guided` left "
+            + listing(
+                bad,
+                lambda r: (
+                    f"{r.not_l_diverse2} of {r.n_buckets2} D'2 buckets not l-diverse "
+                    f"at l = {r.l} ({r.short2} with fewer than l records)"
+                ),
+            )
             + ": a deleted person's slot that no new record with the same value can fill is "
             "left empty, as the paper prescribes, so that bucket has l - 1 records (at l = 2 "
             "one record, its value published outright); the rest are buckets of left-over new "
@@ -846,15 +1099,17 @@ def analysis(fig23, fig4, grid, seeds, log) -> str:
         "* **Figure 4.** Pooled mean over D2's people by shared records: "
         + listing(f4, lambda r: f"{r.shared:,}: {r.pooled:.3f}")
         + f" bits (D'2 alone: {f4['single'].iloc[0]:.3f}); the share of D2's people "
-        "pinned by MaxEnt: " + listing(f4, lambda r: pct(r.pinned_d2))
+        "pinned by MaxEnt: "
+        + listing(f4, lambda r: pct(r.pinned_d2))
         + ". It falls monotonically with the overlap, and with no overlap pooling changes "
         "nothing (as it must: the releases then share no person). Per shared person the "
         "loss also grows with the overlap (the shared people's own mean: "
         + listing(f4[f4["shared"] > 0], lambda r: f"{r.pooled_shared:.3f}")
         + " bits), since each pinned person helps pin the others in their buckets."
-        if f4["pooled"].is_monotonic_increasing else
-        "* **Figure 4.** Pooled mean by shared records: "
-        + listing(f4, lambda r: f"{r.shared:,}: {r.pooled:.3f}") + " bits."
+        if f4["pooled"].is_monotonic_increasing
+        else "* **Figure 4.** Pooled mean by shared records: "
+        + listing(f4, lambda r: f"{r.shared:,}: {r.pooled:.3f}")
+        + " bits."
     )
     occ = g(MAIN_SA)
     if occ is not None:
@@ -875,7 +1130,8 @@ def analysis(fig23, fig4, grid, seeds, log) -> str:
             f"{occ.deduced_log2:.3f} bits; MaxEnt pins {pct(occ.pinned_d2)} and gives "
             f"{occ.pooled:.3f} bits ({pct(occ.drop)} drop). So the drop is forced by the "
             "published counts; any correct solver must find it. Seed replicates: "
-            + ", ".join(pct(v) for v in seeds["drop"]) + "."
+            + ", ".join(pct(v) for v in seeds["drop"])
+            + "."
         )
     parts = []
     halves = []
@@ -893,19 +1149,29 @@ def analysis(fig23, fig4, grid, seeds, log) -> str:
         l6 = grid[grid["l"] == 6]
         lines.append(
             "* **Bucket size and SA domain.** Drop over D2's people (share pinned by "
-            "deduction), l = 3: " + "; ".join(parts) + ". "
-            + (("Anatomy with l = 6: " + listing(
-                l6, lambda r: f"{r.sa} {pct(r.drop)} (deduced {pct(r.deduced_d2)})") + ". ")
-               if len(l6) else "")
+            "deduction), l = 3: "
+            + "; ".join(parts)
+            + ". "
+            + (
+                (
+                    "Anatomy with l = 6: "
+                    + listing(l6, lambda r: f"{r.sa} {pct(r.drop)} (deduced {pct(r.deduced_d2)})")
+                    + ". "
+                )
+                if len(l6)
+                else ""
+            )
             + "Bucket size is the strongest lever: merging the same buckets in pairs (same "
             "l) takes the drop from "
             + ", ".join(f"{pct(e_)} to {pct(m_)} ({sa_})" for sa_, e_, m_ in halves)
             + ", because two random buckets of about 2l records rarely leave a "
             "person one value, so little starts the cascade. The number of SA values is a "
             "poor predictor on its own: "
-            + "; ".join(f"{r.sa} ({int(r.d)} values, top-3 share {pct(r.top3_share)}, "
-                        f"{r.mean_distinct2:.2f} distinct per bucket): {pct(r.drop)}"
-                        for r in ex3.itertuples())
+            + "; ".join(
+                f"{r.sa} ({int(r.d)} values, top-3 share {pct(r.top3_share)}, "
+                f"{r.mean_distinct2:.2f} distinct per bucket): {pct(r.drop)}"
+                for r in ex3.itertuples()
+            )
             + ". Presumably a skewed attribute puts the same few frequent values in many "
             "buckets of both releases, and exempted dominant values repeat inside buckets "
             "(fewer distinct values per bucket), so fewer people are pinned."
@@ -933,8 +1199,8 @@ def analysis(fig23, fig4, grid, seeds, log) -> str:
             "bucket size, cannot change a relative drop; who is averaged over moves it by a "
             "few points. Only one choice changes it a lot: the entropy of P(S | QI value) "
             "(people with the same QI pooled together, as in a per-QI posterior) instead of "
-            "P(S | person): " + listing(
-                ex3, lambda r: f"{r.sa} {pct(r.drop_qi)} (per person {pct(r.drop)})")
+            "P(S | person): "
+            + listing(ex3, lambda r: f"{r.sa} {pct(r.drop_qi)} (per person {pct(r.drop)})")
             + " at l = 3 with exact buckets -- and that measure depends on the QI chosen "
             f"({pct(occ.drop_qi)} with the seven other attributes"
             + (f", {pct(qi_r.drop_qi)} with QI = {qi_r.qi}" if qi_r is not None else "")
@@ -942,18 +1208,27 @@ def analysis(fig23, fig4, grid, seeds, log) -> str:
         )
     lowest = grid.nsmallest(3, "drop")
     near_qi = ex3[(ex3["drop_qi"] >= 0.15) & (ex3["drop_qi"] <= 0.30)]
-    closest = grid.iloc[(grid["paper_vars"] / grid["paper_constraints"]
-                         - PAPER_FIG5[0] / PAPER_FIG5[1]).abs().argsort()[:2]]
+    closest = grid.iloc[
+        (grid["paper_vars"] / grid["paper_constraints"] - PAPER_FIG5[0] / PAPER_FIG5[1])
+        .abs()
+        .argsort()[:2]
+    ]
     text = (
         "* **Where the paper's 20-25 % can come from.** Per person, the smallest drops "
-        "here are " + listing(lowest, lambda r: f"{r.sa}, l = {r.l}, {r.bucket}: "
-                              f"{pct(r.drop)}")
+        "here are "
+        + listing(lowest, lambda r: f"{r.sa}, l = {r.l}, {r.bucket}: {pct(r.drop)}")
         + ": buckets larger than their number of distinct values, or many distinct values "
         "per bucket. Exact l = 3 buckets give "
         f"{pct(ex3['drop'].min())}-{pct(ex3['drop'].max())} per person. "
-        + (("Scored as P(S | QI value), exact l = 3 buckets fall in 15-30 % for "
-            + listing(near_qi, lambda r: f"{r.sa} ({pct(r.drop_qi)})") + ". ")
-           if not near_qi.empty else "")
+        + (
+            (
+                "Scored as P(S | QI value), exact l = 3 buckets fall in 15-30 % for "
+                + listing(near_qi, lambda r: f"{r.sa} ({pct(r.drop_qi)})")
+                + ". "
+            )
+            if not near_qi.empty
+            else ""
+        )
     )
     if occ is not None:
         min_rows = PAPER_FIG5[1] - 7_200
@@ -962,8 +1237,12 @@ def analysis(fig23, fig4, grid, seeds, log) -> str:
             f"variables and {PAPER_FIG5[1]:,} constraints. Counted the same way, exact-3 "
             f"{MAIN_SA} has {occ.paper_vars:,} and {occ.paper_constraints:,}; the closest "
             "variables/constraints ratio here: "
-            + listing(closest, lambda r: f"{r.sa} l = {r.l} {r.bucket} "
-                      f"({r.paper_vars:,} / {r.paper_constraints:,})")
+            + listing(
+                closest,
+                lambda r: (
+                    f"{r.sa} l = {r.l} {r.bucket} ({r.paper_vars:,} / {r.paper_constraints:,})"
+                ),
+            )
             + ". With at least 7,200 One rows, the paper's count leaves at most "
             f"{min_rows:,} Relation rows for 2 x 7,200 published records, i.e. at most "
             f"{min_rows / 14_400:.2f} distinct values per record: if counted as in its "
