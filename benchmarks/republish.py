@@ -301,11 +301,11 @@ def run_setting(
     n,
     shared,
     sa,
-    l,
+    l,  # noqa: E741
     strategy,
     bucket="exact",
     qi=None,
-    seed=0,  # noqa: E741
+    seed=0,
     log,
     label,
     need_single=True,

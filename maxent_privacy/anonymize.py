@@ -323,6 +323,15 @@ def history_guided(
             out.loc[out[pid].isin(rest[pid]), grp] = first
     out[grp] = out[grp].astype(int)
     out = out.sort_values([grp, pid], kind="stable")
+    sizes = out.groupby(grp).size()
+    short = int((sizes < l).sum())
+    if short:
+        warnings.warn(
+            f"history_guided: {short} bucket(s) have fewer than {l} records (deleted people's "
+            "slots that no new record with the same value could fill, as Wang et al. "
+            "prescribe); a one-record bucket publishes that person's value",
+            stacklevel=2,
+        )
     return Bucketized(out, qi=qi, sa=sa, group=grp, person=pid)
 
 

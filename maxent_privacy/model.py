@@ -488,8 +488,10 @@ class MaxEntModel:
             expr = cp.sum(self.x[idx]) / n_q
         expr = _refuse_strict(expr)
         self._labels[id(expr)] = (expr, label)
-        row = sp.csr_array((np.full(idx.size, 1.0 / n_q), (np.zeros(idx.size, dtype=int), idx)),
-                           shape=(1, self.n_cells))
+        row = sp.csr_array(
+            (np.full(idx.size, 1.0 / n_q), (np.zeros(idx.size, dtype=int), idx)),
+            shape=(1, self.n_cells),
+        )
         self._rows[id(expr)] = (expr, row)
         return expr
 

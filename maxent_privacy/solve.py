@@ -298,9 +298,19 @@ def solve_model(
         else:
             G, g = None, None
         if extra_zero is not None and len(extra_zero):
-            zero_rows = sp.vstack([zero_rows, sp.csr_array(
-                (np.ones(len(extra_zero)), (np.zeros(len(extra_zero), dtype=int), extra_zero)),
-                shape=(1, n))], format="csr")
+            zero_rows = sp.vstack(
+                [
+                    zero_rows,
+                    sp.csr_array(
+                        (
+                            np.ones(len(extra_zero)),
+                            (np.zeros(len(extra_zero), dtype=int), extra_zero),
+                        ),
+                        shape=(1, n),
+                    ),
+                ],
+                format="csr",
+            )
         cls_t = np.where(zc, model._cls, -1)
         fixed = _presolve(E, e, zero_rows, n, tol, G, g, cls_t, model._class_n)
     else:
@@ -628,10 +638,18 @@ def solve_model(
             mu_i = np.maximum(duals_k[i], 0.0)
             i += 1
         polished = False
-        if polish and not len(ck) and not yk_cells.any():
+        n_rows_k = len(dk) + len(ek) + len(ik)
+        attempt = polish and not len(ck) and not yk_cells.any() and n_rows_k <= POLISH_MAX_ROWS
+        if attempt:
             fe = None if Fe is None else feq_r[ek] / feq_scale[ek]
             fi = None if Fi is None else fin_r[ik] / fin_scale[ik]
-            out = _polish_kkt(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk)
+            # budget: a few times the solver's own time (a Newton step factors A D A', whose
+            # fill-in can make it far slower than the conic solve on large linked components)
+            _POLISH_DEADLINE[0] = time.perf_counter() + max(2.0, 3.0 * elapsed)
+            try:
+                out = _polish_kkt(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk)
+            finally:
+                _POLISH_DEADLINE[0] = float("inf")
             if out is not None:
                 polished = True
                 yk, nud, nu_e, mu_i = out
@@ -642,7 +660,7 @@ def solve_model(
             comp_records[-1]["solver_status"] = status
             comp_records[-1]["status"] = cp.OPTIMAL
             statuses[-1] = cp.OPTIMAL
-        if polish and presolve and not polished and not len(ck) and extra_zero is None:
+        if attempt and presolve and not polished and extra_zero is None:
             tiny = free_idx[cidx][yk < 1e-6 * np.maximum(1.0, nk)]
             if len(tiny):
                 suspects.append(tiny)
@@ -665,12 +683,21 @@ def solve_model(
     if suspects and not convex:
         # the polish failed next to cells the solver drove to ~0: find with LPs which of
         # them every feasible answer puts at 0, and solve again with those removed
-        zeros = _forced_zeros(A_cls, A_qg, A_gs, F_eq, F_in, model, qg_n, f_eq, f_in, fixed,
-                              np.concatenate(suspects))
+        zeros = _forced_zeros(
+            A_cls, A_qg, A_gs, F_eq, F_in, model, qg_n, f_eq, f_in, fixed, np.concatenate(suspects)
+        )
         if len(zeros):
-            return solve_model(model, solver=solver, decompose=decompose, presolve=presolve,
-                               tol=tol, verbose=verbose, options=options, polish=polish,
-                               extra_zero=zeros)
+            return solve_model(
+                model,
+                solver=solver,
+                decompose=decompose,
+                presolve=presolve,
+                tol=tol,
+                verbose=verbose,
+                options=options,
+                polish=polish,
+                extra_zero=zeros,
+            )
     t_total = time.perf_counter() - t_start
 
     # ---- 5. certificate from our own arithmetic
@@ -780,6 +807,11 @@ def solve_model(
     )
 
 
+_POLISH_DEADLINE = [float("inf")]  # perf_counter time after which polishing gives up
+#: components with more rows keep the solver's answer (factoring A D A' gets too costly)
+POLISH_MAX_ROWS = 12_000
+
+
 def _polish(A, b, nu, n, max_iter: int = 30):
     """Newton's method on the Lagrange dual from the solver's multipliers.
 
@@ -803,6 +835,8 @@ def _polish(A, b, nu, n, max_iter: int = 30):
     for _ in range(max_iter):
         if res <= 1e-13 * scale:
             return x, nu
+        if time.perf_counter() > _POLISH_DEADLINE[0]:
+            return None  # over budget: the solver's own answer stands
         H = sp.csc_array(A @ sp.diags_array(x) @ AT)
         d = None
         # a fact implied by the data (or by other facts) makes H singular: the multipliers
@@ -925,13 +959,21 @@ def _forced_zeros(A_cls, A_qg, A_gs, F_eq, F_in, model, qg_n, f_eq, f_in, fixed,
         A_ub = sp.hstack([-pick, sp.identity(k, format="csr")], format="csr")
         b_ub = np.zeros(k)
         if F_in.shape[0]:
-            A_ub = sp.vstack([A_ub, sp.hstack([F_in, sp.csr_array((F_in.shape[0], k))])],
-                             format="csr")
+            A_ub = sp.vstack(
+                [A_ub, sp.hstack([F_in, sp.csr_array((F_in.shape[0], k))])], format="csr"
+            )
             b_ub = np.concatenate([b_ub, f_in])
         A_e = sp.hstack([A_eq, sp.csr_array((A_eq.shape[0], k))], format="csr")
         c = np.concatenate([np.zeros(n), -np.ones(k)])
-        res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_e, b_eq=b_eq,
-                      bounds=bounds_x + [(0, 1)] * k, method="highs")
+        res = linprog(
+            c,
+            A_ub=A_ub,
+            b_ub=b_ub,
+            A_eq=A_e,
+            b_eq=b_eq,
+            bounds=bounds_x + [(0, 1)] * k,
+            method="highs",
+        )
         if res.status != 0:
             return np.zeros(0, dtype=int)
         t = res.x[n:]

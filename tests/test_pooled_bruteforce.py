@@ -26,8 +26,9 @@ def instances(draw):
     s = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
     g1 = draw(st.lists(st.integers(1, 2), min_size=n, max_size=n))
     g2 = draw(st.lists(st.integers(1, 2), min_size=n, max_size=n))
-    frame = pd.DataFrame({"pid": [f"p{i}" for i in range(n)], "age": ages, "sex": sex,
-                          "s": s, "b": g1, "g": g2})
+    frame = pd.DataFrame(
+        {"pid": [f"p{i}" for i in range(n)], "age": ages, "sex": sex, "s": s, "b": g1, "g": g2}
+    )
     return frame
 
 
@@ -51,19 +52,28 @@ def consistent_pairs(frame, general) -> set:
     values = sorted(frame["s"].unique())
     published_b = frame.groupby("b")["s"].apply(sorted).to_dict()
     rows = general.frame.reset_index(drop=True)
-    covers = np.array([[general.cell("age", r.age).__contains__(a) and
-                        general.cell("sex", r.sex).__contains__(x)
-                        for r in rows.itertuples()] for a, x in zip(frame["age"], frame["sex"],
-                                                                   strict=True)])
+    covers = np.array(
+        [
+            [
+                general.cell("age", r.age).__contains__(a)
+                and general.cell("sex", r.sex).__contains__(x)
+                for r in rows.itertuples()
+            ]
+            for a, x in zip(frame["age"], frame["sex"], strict=True)
+        ]
+    )
     out = set()
     for sigma in itertools.product(values, repeat=len(persons)):
-        ok = all(sorted(sigma[i] for i in np.flatnonzero(frame["b"].to_numpy() == b)) == vals
-                 for b, vals in published_b.items())
+        ok = all(
+            sorted(sigma[i] for i in np.flatnonzero(frame["b"].to_numpy() == b)) == vals
+            for b, vals in published_b.items()
+        )
         if not ok:
             continue
         for perm in itertools.permutations(range(len(rows))):
-            if all(covers[i, perm[i]] and rows["s"][perm[i]] == sigma[i]
-                   for i in range(len(persons))):
+            if all(
+                covers[i, perm[i]] and rows["s"][perm[i]] == sigma[i] for i in range(len(persons))
+            ):
                 out |= {(persons[i], sigma[i]) for i in range(len(persons))}
                 break
     return out
