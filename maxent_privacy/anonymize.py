@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Bucketized
+from .data import Bucketized, check_input_table
 from .errors import ReleaseError
 
 __all__ = ["anatomize", "check_l_diversity"]
@@ -91,23 +91,8 @@ def anatomize(
     Bucketized over the rows of ``frame`` (original index kept, rows sorted by group
     and then by their position in ``frame``), with columns ``qi + [sa, group]``.
     """
-    if not isinstance(frame, pd.DataFrame):
-        raise ReleaseError(f"anatomize needs a pandas DataFrame, got {type(frame).__name__}")
     l = _check_l(l)  # noqa: E741
-    qi = [qi] if isinstance(qi, str) else list(qi)
-    if not qi:
-        raise ReleaseError("anatomize needs at least one quasi-identifier column (qi=[...])")
-    for col, role in [(c, "quasi-identifier") for c in qi] + [(sa, "sensitive")]:
-        if col not in frame.columns:
-            raise ReleaseError(
-                f"{role} column {col!r} is not in the table "
-                f"(columns: {', '.join(map(str, frame.columns))})"
-            )
-    if group in qi or group == sa:
-        raise ReleaseError(
-            f"group column name {group!r} is already a quasi-identifier or the sensitive "
-            "column; pass another name with group=..."
-        )
+    qi = check_input_table(frame, qi, sa, group, person, "anatomize")
     n = len(frame)
     if n < l:
         raise ReleaseError(f"{l}-diversity needs at least {l} records, the table has {n}")
@@ -227,8 +212,6 @@ def anatomize(
 
     rows = np.lexsort((np.arange(n), group_of))
     keep = qi + [sa] + ([person] if person is not None else [])
-    if person is not None and person not in frame.columns:
-        raise ReleaseError(f"person column {person!r} is not in the table")
     out = frame.iloc[rows][keep].copy()
     out[group] = group_of[rows]
     return Bucketized(out, qi=qi, sa=sa, group=group, person=person)

@@ -24,7 +24,7 @@ import pandas as pd
 
 from .errors import ReleaseError
 
-__all__ = ["Bucketized", "validate_release"]
+__all__ = ["Bucketized", "check_input_table", "validate_release"]
 
 
 def _check_columns(frame: pd.DataFrame, columns: Sequence[str], role: str) -> None:
@@ -32,6 +32,29 @@ def _check_columns(frame: pd.DataFrame, columns: Sequence[str], role: str) -> No
         if col not in frame.columns:
             have = ", ".join(map(str, frame.columns))
             raise ReleaseError(f"{role} column {col!r} is not in the table (columns: {have})")
+
+
+def check_input_table(frame, qi, sa: str, group: str, person: str | None, who: str) -> list:
+    """Checks shared by the anonymizers (``who`` names the caller); return the QI list.
+
+    One-line ``ReleaseError`` for: not a DataFrame, no QI, a missing QI, sensitive or
+    person column, a group column name already used by another role.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ReleaseError(f"{who} needs a pandas DataFrame, got {type(frame).__name__}")
+    qi = [qi] if isinstance(qi, str) else list(qi)
+    if not qi:
+        raise ReleaseError(f"{who} needs at least one quasi-identifier column (qi=[...])")
+    _check_columns(frame, qi, "quasi-identifier")
+    _check_columns(frame, [sa], "sensitive")
+    if person is not None:
+        _check_columns(frame, [person], "person")
+    if group in qi or group == sa or group == person:
+        raise ReleaseError(
+            f"group column name {group!r} is already used by another role; "
+            "pass another name with group=..."
+        )
+    return qi
 
 
 def validate_release(frame, qi, sa: str, group: str, person: str | None):
@@ -77,7 +100,26 @@ def validate_release(frame, qi, sa: str, group: str, person: str | None):
     return data, qi
 
 
-class Bucketized:
+class _Release:
+    """Sizes shared by every kind of release (``frame``, ``group`` and ``sa`` set)."""
+
+    @property
+    def n_records(self) -> int:
+        """Number of records (rows)."""
+        return len(self.frame)
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups (buckets or equivalence classes)."""
+        return int(self.frame[self.group].nunique())
+
+    @property
+    def sa_values(self) -> list:
+        """Distinct sensitive values, sorted (as ``str``)."""
+        return sorted(self.frame[self.sa].unique().tolist(), key=str)
+
+
+class Bucketized(_Release):
     """One bucketized release, one row per record.
 
     Parameters
@@ -106,22 +148,6 @@ class Bucketized:
         self.sa = sa
         self.group = group
         self.person = person
-
-    # -- sizes ------------------------------------------------------------------
-    @property
-    def n_records(self) -> int:
-        """Number of records (rows)."""
-        return len(self.frame)
-
-    @property
-    def n_groups(self) -> int:
-        """Number of groups (buckets)."""
-        return int(self.frame[self.group].nunique())
-
-    @property
-    def sa_values(self) -> list:
-        """Distinct sensitive values, sorted."""
-        return sorted(self.frame[self.sa].unique().tolist(), key=str)
 
     def domain(self, column: str) -> list:
         """Distinct values of a QI or sensitive column, sorted."""

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import _check_columns, validate_release
+from .data import _check_columns, _Release, validate_release
 from .errors import ReleaseError
 
 __all__ = ["Cell", "Generalized", "covers", "parse_cell"]
@@ -206,7 +206,7 @@ def _value_arrays(uniques: Sequence) -> tuple[np.ndarray, np.ndarray]:
     return strings, numbers
 
 
-class Generalized:
+class Generalized(_Release):
     """One generalized release, one row per record.
 
     Parameters
@@ -251,22 +251,6 @@ class Generalized:
         self.person = person
         self.any_values = tuple(sorted(anys))
         self._type_cache: tuple[list[tuple], np.ndarray] | None = None
-
-    # -- sizes ------------------------------------------------------------------
-    @property
-    def n_records(self) -> int:
-        """Number of records (rows)."""
-        return len(self.frame)
-
-    @property
-    def n_groups(self) -> int:
-        """Number of groups (equivalence classes)."""
-        return int(self.frame[self.group].nunique())
-
-    @property
-    def sa_values(self) -> list:
-        """Distinct sensitive values, sorted (as ``str``)."""
-        return sorted(self.frame[self.sa].unique().tolist(), key=str)
 
     def cell(self, column: str, raw) -> Cell:
         """The parsed form of a cell ``raw`` that occurs in QI ``column``."""

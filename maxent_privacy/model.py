@@ -816,19 +816,21 @@ class MaxEntModel:
     def _remap_facts(self, old_keys, old_member_q, old_persons, old_x) -> None:
         """Carry facts over to the cells of a rebuilt model (old cell = sum of new ones)."""
         index = {k: i for i, k in enumerate(old_keys)}
+        # a person's old cell, by (person, QI..., group, value): one lookup, not a scan
+        person_index = {(k[0], *k[2:]): i for i, k in enumerate(old_keys) if k[0]}
         k_q = len(self.qi)
         rows, cols = [], []
         for j, key in enumerate(self._cell_key):
             who, _, rest = key[0], key[1], key[2:]
             q = rest[:k_q]
             if who in old_persons:
-                old = next(k for k in old_keys if k[0] == who and k[2:] == rest)
+                i = person_index.get((who, *rest))
             else:
-                old = ("", "member" if q in old_member_q else "fixed", *rest)
+                i = index.get(("", "member" if q in old_member_q else "fixed", *rest))
             # no old cell: every record of that (QI value, bucket) was a person placed there,
             # so this new cell is 0 in every feasible answer and old facts ignore it
-            if old in index:
-                rows.append(index[old])
+            if i is not None:
+                rows.append(i)
                 cols.append(j)
         T = sp.csr_array(
             (np.ones(len(rows)), (np.array(rows, dtype=int), np.array(cols, dtype=int))),

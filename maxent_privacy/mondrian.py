@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .attacks import _check_k, _resolve_c
-from .data import _check_columns
+from .data import check_input_table
 from .errors import ReleaseError
 from .generalized import Generalized
 
@@ -96,20 +96,7 @@ def mondrian(
 
     The whole table must itself satisfy k and c, else ``ReleaseError`` names the value.
     """
-    if not isinstance(frame, pd.DataFrame):
-        raise ReleaseError(f"mondrian needs a pandas DataFrame, got {type(frame).__name__}")
-    qi = [qi] if isinstance(qi, str) else list(qi)
-    if not qi:
-        raise ReleaseError("mondrian needs at least one quasi-identifier column (qi=[...])")
-    _check_columns(frame, qi, "quasi-identifier")
-    _check_columns(frame, [sa], "sensitive")
-    if person is not None:
-        _check_columns(frame, [person], "person")
-    if group in qi or group == sa or group == person:
-        raise ReleaseError(
-            f"group column name {group!r} is already used by another role; "
-            "pass another name with group=..."
-        )
+    qi = check_input_table(frame, qi, sa, group, person, "mondrian")
     k = _check_k(k)
     c = _resolve_c(c)
     n = len(frame)

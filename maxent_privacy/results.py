@@ -185,11 +185,12 @@ class Result:
 
     def person_entropy(self, base: float = 2.0) -> pd.Series:
         """Entropy of each person's posterior (bits by default; ``base=np.e`` for nats)."""
-        post = self.person_posterior().to_numpy(dtype=float)
+        table = self.person_posterior()
+        post = table.to_numpy(dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(post > 0, -post * np.log(post), 0.0)
         h = terms.sum(axis=1) / np.log(base)
-        return pd.Series(h, index=self.person_posterior().index, name="entropy")
+        return pd.Series(h, index=table.index, name="entropy")
 
     def person_groups(self) -> pd.DataFrame:
         """P(group | person): which bucket holds each singled-out individual."""

@@ -41,7 +41,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from .data import Bucketized
+from .data import Bucketized, check_input_table
 from .errors import KnowledgeError, ReleaseError
 
 __all__ = [
@@ -959,20 +959,8 @@ def robust_anonymize(
     >>> bool(robustness_table(release, prior, 2)["delta_bound"].all())
     True
     """
-    if not isinstance(frame, pd.DataFrame):
-        raise ReleaseError(f"robust_anonymize needs a pandas DataFrame, got {type(frame).__name__}")
     _check_r(r)
-    qi = [qi] if isinstance(qi, str) else list(qi)
-    if not qi:
-        raise ReleaseError("robust_anonymize needs at least one quasi-identifier (qi=[...])")
-    for col, role in [(c, "quasi-identifier") for c in qi] + [(sa, "sensitive")]:
-        if col not in frame.columns:
-            raise ReleaseError(
-                f"{role} column {col!r} is not in the table "
-                f"(columns: {', '.join(map(str, frame.columns))})"
-            )
-    if group in qi or group == sa:
-        raise ReleaseError(f"group column name {group!r} is already taken; pass group=...")
+    qi = check_input_table(frame, qi, sa, group, None, "robust_anonymize")
     if frame[sa].isna().any():
         raise ReleaseError(f"sensitive column {sa!r} has a missing value; drop such rows first")
     priors = _priors(prior)
