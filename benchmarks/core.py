@@ -44,15 +44,11 @@ printed (progress goes to stderr).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import hashlib
-import importlib.metadata
 import itertools
 import json
 import math
 import multiprocessing as mp
 import os
-import platform
 import sys
 import time
 import traceback
@@ -61,6 +57,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import jsonable, machine_info
 
 import maxent_privacy
 from maxent_privacy import Bucketized, MaxEntModel, anonymize, datasets, metrics
@@ -357,43 +354,6 @@ def run_instance(name: str, frame, release, facts, solvers, timeout, log) -> dic
 
 
 # ---------------------------------------------------------------------- reporting
-def machine_info() -> dict:
-    versions = {}
-    for dist in ("cvxpy", "clarabel", "ecos", "scs", "numpy", "scipy", "pandas"):
-        try:
-            versions[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            versions[dist] = "not installed"
-    versions["maxent_privacy"] = maxent_privacy.__version__
-    # the package is edited while benchmarks run: fingerprint the sources that ran
-    digest = hashlib.sha256()
-    src = sorted(Path(maxent_privacy.__file__).parent.glob("*.py"))
-    for path in src:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    newest = max(path.stat().st_mtime for path in src)
-    try:
-        nproc = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        nproc = os.cpu_count()
-    return {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "nproc": nproc,
-        "cpu_count": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "versions": versions,
-        "maxent_privacy_sources": {
-            "sha256": digest.hexdigest()[:16],
-            "newest_mtime": dt.datetime.fromtimestamp(newest, dt.timezone.utc).isoformat(
-                timespec="seconds"
-            ),
-        },
-        "loadavg_at_start": list(os.getloadavg()),
-    }
-
-
 def _num(value, fmt: str) -> str:
     if value is None:
         return "–"
@@ -530,18 +490,6 @@ def markdown_report(
     return "\n".join(out)
 
 
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return _jsonable(obj.item())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 2,000 records and K=20")
@@ -592,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     stem = "core-quick" if args.quick else "core"
     (args.out / f"{stem}.md").write_text(report)
     payload = {"machine": info, "config": config, "total_time": total, "instances": instances}
-    (args.out / f"{stem}.json").write_text(json.dumps(_jsonable(payload), indent=1) + "\n")
+    (args.out / f"{stem}.json").write_text(json.dumps(jsonable(payload), indent=1) + "\n")
     log(f"wrote {args.out / (stem + '.md')} and {args.out / (stem + '.json')}")
     return 0
 

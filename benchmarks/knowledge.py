@@ -40,12 +40,8 @@ Options: ``--out DIR`` (default ``benchmarks/results``). The full run writes
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import importlib.metadata
 import json
 import math
-import os
-import platform
 import sys
 import time
 import traceback
@@ -54,8 +50,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import jsonable, machine_info
 
-import maxent_privacy
 from maxent_privacy import MaxEntModel, anonymize, datasets, metrics
 from maxent_privacy.rules import Rules, mine_rules
 
@@ -186,30 +182,6 @@ def describe(point: dict) -> str:
 
 
 # ----------------------------------------------------------------------- machine
-def machine_info() -> dict:
-    versions = {}
-    for dist in ("cvxpy", "clarabel", "ecos", "scs", "numpy", "scipy", "pandas", "matplotlib"):
-        try:
-            versions[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            versions[dist] = "not installed"
-    versions["maxent_privacy"] = maxent_privacy.__version__
-    try:
-        nproc = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        nproc = os.cpu_count()
-    return {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "nproc": nproc,
-        "cpu_count": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "versions": versions,
-    }
-
-
 # ----------------------------------------------------------------------- analysis
 def _kl(point: dict | None) -> float:
     return float("nan") if point is None or "kl" not in point else float(point["kl"])
@@ -554,18 +526,6 @@ def _issues(where: str, p: dict) -> list[str]:
     return out
 
 
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return _jsonable(obj.item())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
 # ---------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -657,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
         "figure6": fig6,
         "checks": check,
     }
-    (args.out / f"{stem}.json").write_text(json.dumps(_jsonable(payload), indent=1) + "\n")
+    (args.out / f"{stem}.json").write_text(json.dumps(jsonable(payload), indent=1) + "\n")
     log(f"wrote {stem}.md, {stem}.json and {stem}.png in {args.out}")
     return 0
 
