@@ -31,6 +31,7 @@ from .errors import (
 from .generalized import Generalized
 from .knowledge import count_having, soft, vague
 from .model import MaxEntModel, Person
+from .plotting import plot_privacy_curve
 from .results import Certificate, Result
 from .rules import Rules, mine_rules
 from .solve import InaccuracyWarning, exp_cone_solvers
@@ -51,6 +52,7 @@ __all__ = [
     "explain_infeasibility",
     "inference_channels",
     "mine_rules",
+    "plot_privacy_curve",
     "rules",
     "soft",
     "vague",

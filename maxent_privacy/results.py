@@ -265,18 +265,14 @@ class Result:
             f"{len(self.duals)} duals>"
         )
 
-    def plot(self, ax=None, by: str | None = None, cmap: str = "viridis"):
-        """Heatmap of the posterior P(S | QI) (matplotlib)."""
-        import matplotlib.pyplot as plt
+    def plot(self, ax=None, by: str | None = None, cmap: str = "viridis", annotate=None):
+        """Heatmap of the posterior P(S | QI) (matplotlib); ``by="group"`` per bucket.
 
-        post = self.posterior(by=by)
-        if ax is None:
-            _, ax = plt.subplots(figsize=(1 + 0.6 * post.shape[1], 1 + 0.35 * post.shape[0]))
-        im = ax.imshow(post.to_numpy(), aspect="auto", vmin=0, vmax=1, cmap=cmap)
-        ax.set_xticks(np.arange(post.shape[1]))
-        ax.set_xticklabels([str(c) for c in post.columns], rotation=45, ha="right")
-        ax.set_yticks(np.arange(post.shape[0]))
-        ax.set_yticklabels([", ".join(map(str, i)) for i in post.index])
-        ax.set_xlabel(str(post.columns.name))
-        ax.figure.colorbar(im, ax=ax, label="posterior")
-        return ax
+        >>> from maxent_privacy import Bucketized, MaxEntModel, datasets
+        >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+        ...                      sa="disease", group="bucket")
+        >>> ax = MaxEntModel(release).solve().plot()
+        """
+        from .plotting import plot_posterior
+
+        return plot_posterior(self.posterior(by=by), ax=ax, cmap=cmap, annotate=annotate)
