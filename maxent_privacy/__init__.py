@@ -27,6 +27,7 @@ from .errors import (
     ReleaseError,
     SolverFailed,
     SolverNotInstalled,
+    UnsupportedModel,
 )
 from .generalized import Generalized
 from .knowledge import count_having, soft, vague
@@ -60,6 +61,7 @@ __all__ = [
     "Result",
     "SolverFailed",
     "SolverNotInstalled",
+    "UnsupportedModel",
     "anonymize",
     "attacks",
     "check_kc",

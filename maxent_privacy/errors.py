@@ -41,3 +41,7 @@ class InfeasibleKnowledge(MaxEntError, RuntimeError):
     def __init__(self, message: str, conflicts=None):
         super().__init__(message)
         self.conflicts = conflicts
+
+
+class UnsupportedModel(MaxEntError, ValueError):
+    """The chosen solver cannot take a fact of the model (say a soft penalty for 'maxent')."""

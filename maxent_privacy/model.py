@@ -55,6 +55,9 @@ class Fact:
     shape: tuple = field(default=())
     weight: float | None = None  # soft facts: penalty per unit of violation
     soft_sense: str | None = None  # soft facts: "==" or "<="
+    #: rows with the same id share their condition (rules P(s | Qv) of one Qv): presolve
+    #: adds up such rows, whose sum may pin records (confidences adding up to 1)
+    row_groups: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -728,6 +731,7 @@ class MaxEntModel:
             fast = self._fast_rows(constraint) if kind in ("Equality", "Inequality") else None
             A, const = fast if fast is not None else self._linearize(expr)
             fact = Fact(name, constraint, sense, A, -const, np.unique(A.indices), expr.shape)
+            fact.row_groups = getattr(constraint, "_row_groups", None)
         else:
             fact = Fact(
                 name, constraint, "convex", None, None, self._footprint_constraint(constraint)
@@ -872,12 +876,22 @@ class MaxEntModel:
         polish: bool = True,
         tol: float = 1e-6,
         verbose: bool = False,
+        client=None,
+        progress: bool | None = None,
         **options,
     ):
         """Maximize the entropy subject to the data and the facts; return a Result.
 
-        ``solver`` is a cvxpy solver name that handles the exponential cone (default
-        Clarabel). Buckets no fact touches use the closed form of Du et al. Eq. (9)
+        ``solver`` is ``"maxent"`` (our own: Newton on the dual with the record classes
+        eliminated, :mod:`maxent_privacy.dual`) or a cvxpy solver name that handles the
+        exponential cone ("CLARABEL", "ECOS", "SCS", "MOSEK"). The default picks
+        "maxent" when every fact is a linear equality or inequality, Clarabel otherwise
+        (soft penalties, general convex expressions, placements in generalized releases).
+        ``client`` (a ``dask.distributed.Client``, or ``"local"`` for a local cluster
+        started and closed for this solve) spreads the components over Dask workers
+        ("maxent" only); ``progress`` shows a tqdm bar (default: for large solves).
+
+        Buckets no fact touches use the closed form of Du et al. Eq. (9)
         (Theorem 5); the rest is split into connected components, each solved alone
         (``decompose=False`` solves one problem). ``presolve`` fixes the cells that
         equality facts and the data force (zeros of ``P(...) == 0`` and what follows
@@ -892,9 +906,26 @@ class MaxEntModel:
         from .errors import InfeasibleKnowledge
         from .solve import solve_model
 
+        own_client = None
+        if isinstance(client, str):
+            if client != "local":
+                raise ValueError(f"client must be a dask Client or 'local', got {client!r}")
+            from dask.distributed import Client, LocalCluster
+
+            own_client = Client(LocalCluster(processes=True, threads_per_worker=1))
+            client = own_client
         try:
             return self._solve(
-                solve_model, solver, decompose, presolve, tol, verbose, options, polish
+                solve_model,
+                solver,
+                decompose,
+                presolve,
+                tol,
+                verbose,
+                options,
+                polish,
+                client=client,
+                progress=progress,
             )
         except InfeasibleKnowledge as err:
             table = explain_infeasibility(self)
@@ -907,8 +938,27 @@ class MaxEntModel:
                 f"the data: {shown} (see .conflicts)",
                 conflicts=table,
             ) from err
+        finally:
+            if own_client is not None:
+                cluster = own_client.cluster
+                own_client.close()
+                cluster.close()
 
-    def _solve(self, solve_model, solver, decompose, presolve, tol, verbose, options, polish):
+    def _solve(
+        self,
+        solve_model,
+        solver,
+        decompose,
+        presolve,
+        tol,
+        verbose,
+        options,
+        polish,
+        client=None,
+        progress=None,
+    ):
+        if client is not None and solver is not None and str(solver).upper() != "MAXENT":
+            raise ValueError("client= (Dask) works with solver='maxent' only")
         return solve_model(
             self,
             solver=solver,
@@ -918,6 +968,8 @@ class MaxEntModel:
             verbose=verbose,
             options=options,
             polish=polish,
+            client=client,
+            progress=progress,
         )
 
     def __repr__(self) -> str:

@@ -505,4 +505,9 @@ class Rules:
         if len(self) == 0:
             return []
         A, b = self.matrix(model)
-        return [("rules" if name is None else str(name), A @ model.x == b)]
+        constraint = A @ model.x == b
+        # rules of the same Qv share the denominator n(Qv): presolve adds them up
+        cols = [c for c in self.qi if c in self._frame]
+        key = self._frame[cols].astype(object).where(self._frame[cols].notna(), None)
+        constraint._row_groups = pd.factorize(pd.MultiIndex.from_frame(key.astype(str)))[0]
+        return [("rules" if name is None else str(name), constraint)]

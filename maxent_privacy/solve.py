@@ -33,7 +33,21 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .errors import InaccurateSolution, InfeasibleKnowledge, SolverFailed, SolverNotInstalled
+from .dual import (
+    DualResult,
+    DualUnbounded,
+    NotConverged,
+    class_rows,
+    lp_forced_zeros,
+    newton_maxent,
+)
+from .errors import (
+    InaccurateSolution,
+    InfeasibleKnowledge,
+    SolverFailed,
+    SolverNotInstalled,
+    UnsupportedModel,
+)
 
 __all__ = ["exp_cone_solvers", "solve_model", "InaccuracyWarning"]
 
@@ -65,11 +79,47 @@ def exp_cone_solvers() -> list[str]:
     return out
 
 
-def pick_solver(solver: str | None) -> str:
-    """Normalize a solver name; raise with the installed ones listed if unavailable."""
+#: our own solver (Newton on the dual, :mod:`maxent_privacy.dual`)
+MAXENT = "MAXENT"
+
+
+def maxent_refusal(model) -> str | None:
+    """Why :data:`MAXENT` cannot solve ``model`` (None when it can)."""
+    for f in model.facts:
+        if f.sense == "soft":
+            return (
+                f"fact {f.name!r} is a soft penalty; solver 'maxent' takes linear equalities "
+                "and inequalities only: use a conic solver (solver='CLARABEL')"
+            )
+        if f.sense == "convex":
+            return (
+                f"fact {f.name!r} is not linear in the model's variable; solver 'maxent' takes "
+                "linear equalities and inequalities only: use a conic solver (solver='CLARABEL')"
+            )
+    if (model._ref >= 0).any():
+        return (
+            "the model places persons of a generalized release in several groups "
+            "(entropy of the placement); solver 'maxent' does not take that term yet: use a "
+            "conic solver (solver='CLARABEL')"
+        )
+    return None
+
+
+def pick_solver(solver: str | None, model=None) -> str:
+    """Normalize a solver name; raise with the installed ones listed if unavailable.
+
+    ``None`` picks our own solver ('maxent') when the model suits it, else CLARABEL.
+    """
     if solver is None:
+        if model is not None and maxent_refusal(model) is None:
+            return MAXENT
         return "CLARABEL"
     name = str(solver).upper()
+    if name == MAXENT:
+        why = maxent_refusal(model) if model is not None else None
+        if why is not None:
+            raise UnsupportedModel(why)
+        return MAXENT
     available = exp_cone_solvers()
     if name not in available:
         known = name in cp.installed_solvers()
@@ -79,7 +129,8 @@ def pick_solver(solver: str | None) -> str:
             else "is not installed"
         )
         raise SolverNotInstalled(
-            f"solver {solver!r} {why}; installed solvers that can: {', '.join(available)}"
+            f"solver {solver!r} {why}; installed solvers that can: "
+            f"{', '.join(available + ['maxent'])}"
         )
     return name
 
@@ -95,6 +146,7 @@ def _presolve(
     g: np.ndarray | None = None,
     cls: np.ndarray | None = None,
     class_n: np.ndarray | None = None,
+    rect=None,
 ) -> np.ndarray:
     """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free.
 
@@ -139,6 +191,11 @@ def _presolve(
             changed = changed or bool(still.any())
         if cls is not None:
             changed = _tight_rows(E, e, G, g, fixed, cls, class_n) or changed
+        if rect is not None:
+            changed = _rect_tight(*rect, fixed, cls, class_n) or changed
+            if not changed:
+                # exact for the data rows: cells no feasible flow of a bucket can use
+                changed = _flow_zeros(rect[2], rect[3], fixed, cls, class_n)
         if not changed:
             break
     return fixed
@@ -189,6 +246,139 @@ def _tight_rows(E, e, G, g, fixed, cls, class_n) -> bool:
     return True
 
 
+def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool:
+    """Cells of a single release that no answer to the data rows can make positive.
+
+    Within the QI- and SA-invariants the free cells form a transportation polytope
+    (classes supply R_c records, values demand C_s). One feasible flow (max-flow) and the
+    strongly connected components of its residual graph decide every cell exactly: a cell
+    with zero flow can carry some only along a cycle class -> value -> class ... that
+    lowers cells with positive flow, i.e. when its class and value share a component.
+    Runs only when the remaining totals are integers (max-flow capacities); True if it
+    fixed a cell.
+    """
+    from scipy.sparse.csgraph import connected_components, maximum_flow
+
+    free = np.isnan(fixed) & (cls >= 0)
+    if not free.any():
+        return False
+    vals = np.where(np.isnan(fixed), 0.0, fixed)
+    own = cls >= 0
+    R = class_n - np.bincount(cls[own], weights=vals[own], minlength=len(class_n))
+    C = gs_n - np.bincount(gs, weights=vals, minlength=len(gs_n))
+    idx = np.flatnonzero(free)
+    used_c, ci = np.unique(cls[idx], return_inverse=True)
+    used_s, si = np.unique(gs[idx], return_inverse=True)
+    Rc, Cs = R[used_c], C[used_s]
+    if (
+        np.abs(Rc - np.round(Rc)).max(initial=0) > 1e-9
+        or np.abs(Cs - np.round(Cs)).max(initial=0) > 1e-9
+        or Rc.sum() > 2**40
+    ):
+        return False
+    Rc, Cs = np.round(Rc).astype(np.int64), np.round(Cs).astype(np.int64)
+    nc, ns = len(used_c), len(used_s)
+    src, sink = nc + ns, nc + ns + 1
+    rows = np.concatenate([np.full(nc, src), ci, nc + np.arange(ns)])
+    cols = np.concatenate([np.arange(nc), nc + si, np.full(ns, sink)])
+    cap = np.concatenate([Rc, Rc[ci], Cs]).astype(np.int32 if Rc.sum() < 2**31 else np.int64)
+    graph = sp.csr_matrix((cap, (rows, cols)), shape=(nc + ns + 2, nc + ns + 2))
+    flow = maximum_flow(graph, src, sink, method="dinic")
+    if flow.flow_value != Rc.sum() or Rc.sum() != Cs.sum():
+        return False  # infeasible or unbalanced: left to the solver's diagnosis
+    F = sp.csr_matrix(flow.flow)
+    f_cell = np.asarray(F[ci, nc + si]).ravel()
+    pos = f_cell > 0
+    # residual graph on classes and values: c -> s always, s -> c where flow > 0
+    r_rows = np.concatenate([ci, nc + si[pos]])
+    r_cols = np.concatenate([nc + si, ci[pos]])
+    res = sp.csr_matrix((np.ones(len(r_rows)), (r_rows, r_cols)), shape=(nc + ns, nc + ns))
+    _, scc = connected_components(res, directed=True, connection="strong")
+    zero = ~pos & (scc[ci] != scc[nc + si])
+    if not zero.any():
+        return False
+    fixed[idx[zero]] = 0.0
+    return True
+
+
+def _rect_tight(F, f, gs, gs_n, gs_bucket, fixed, cls, class_n) -> bool:
+    """The bucket-flow bound of a fact row with equal positive coefficients; True if used.
+
+    In one bucket, the cells a row ``a * sum_S x = f`` covers lie in Q x V (Q its classes,
+    V its values), so they hold at most ``min(R_Q, C_V)`` records (R, C the class and
+    value totals still free). When ``f / a`` equals the sum of these bounds over the
+    buckets, every bucket attains its bound: if ``R_Q <= C_V`` every record of Q takes a
+    value of the row (Q's other cells are 0); if ``C_V <= R_Q`` every record with a value
+    in V is in a class of the row (V's other cells are 0). Rules ``P(s | Qv) = c`` of the
+    original data are often tight so: the (Qv, s) records are then pinned bucket by bucket.
+    """
+    free = np.isnan(fixed)
+    vals = np.where(free, 0.0, fixed)
+    t = f - F @ vals
+    Ff = sp.coo_array(F[:, free]) if free.any() else None
+    if Ff is None or Ff.nnz == 0:
+        return False
+    free_idx = np.flatnonzero(free)
+    cell = free_idx[Ff.col]
+    a = Ff.data
+    rows = Ff.row
+    amax = np.zeros(F.shape[0])
+    np.maximum.at(amax, rows, a)
+    amin = np.full(F.shape[0], np.inf)
+    np.minimum.at(amin, rows, a)
+    eq_rows = (amin > 0) & (amax - amin <= 1e-12 * amax)
+    keep = eq_rows[rows] & (cls[cell] >= 0)
+    if not keep.any():
+        return False
+    own = cls >= 0
+    r_cls = class_n - np.bincount(cls[own], weights=vals[own], minlength=len(class_n))
+    r_gs = gs_n - np.bincount(gs, weights=vals, minlength=len(gs_n))
+    df = pd.DataFrame(
+        {"row": rows[keep], "cell": cell[keep], "cls": cls[cell[keep]], "gs": gs[cell[keep]]}
+    )
+    df["bucket"] = gs_bucket[df["gs"].to_numpy()]
+    q = df.drop_duplicates(["row", "bucket", "cls"])
+    rq = (
+        pd.Series(r_cls[q["cls"].to_numpy()], index=pd.MultiIndex.from_frame(q[["row", "bucket"]]))
+        .groupby(level=[0, 1])
+        .sum()
+    )
+    v = df.drop_duplicates(["row", "bucket", "gs"])
+    cv = (
+        pd.Series(r_gs[v["gs"].to_numpy()], index=pd.MultiIndex.from_frame(v[["row", "bucket"]]))
+        .groupby(level=[0, 1])
+        .sum()
+    )
+    per = pd.DataFrame({"rq": rq, "cv": cv.reindex(rq.index)})
+    per["bound"] = np.minimum(per["rq"], per["cv"])
+    total = per["bound"].groupby(level=0).sum()
+    rr = total.index.to_numpy()
+    target = t[rr] / amax[rr]
+    tight = rr[target >= total.to_numpy() - 1e-9 * np.maximum(1.0, np.abs(target))]
+    if len(tight) == 0:
+        return False
+    per = per[per.index.get_level_values(0).isin(tight)].reset_index()
+    tol = 1e-9 * np.maximum(1.0, per["bound"].to_numpy())
+    zero = []
+    cells_free = pd.DataFrame({"cell": free_idx, "cls": cls[free_idx], "gs": gs[free_idx]})
+    in_row = df[df["row"].isin(tight)][["row", "bucket", "cell", "cls", "gs"]]
+    for side, key in (("rq", "cls"), ("cv", "gs")):
+        other = "cv" if side == "rq" else "rq"
+        bind = per[per[side].to_numpy() <= per[other].to_numpy() + tol][["row", "bucket"]]
+        if bind.empty:
+            continue
+        members = in_row.merge(bind, on=["row", "bucket"])[["row", key]].drop_duplicates()
+        cand = members.merge(cells_free[["cell", key]], on=key)
+        cand = cand.merge(in_row[["row", "cell"]], on=["row", "cell"], how="left", indicator=True)
+        zero.append(cand.loc[cand["_merge"] == "left_only", "cell"].to_numpy())
+    zero = np.unique(np.concatenate(zero)) if zero else np.zeros(0, dtype=int)
+    zero = zero[np.isnan(fixed[zero])]
+    if len(zero) == 0:
+        return False
+    fixed[zero] = 0.0
+    return True
+
+
 def _independent_rows(dense: np.ndarray) -> np.ndarray:
     """Indices of a maximal set of linearly independent rows (QR with column pivoting)."""
     from scipy.linalg import qr
@@ -229,6 +419,55 @@ def _dual_bound(A_eq, b_eq, nu, G, h, mu, n) -> float:
     return val
 
 
+# ------------------------------------------------------- maxent jobs (local or Dask)
+def _batches(todo: np.ndarray, cells_per_comp: np.ndarray, client) -> list[np.ndarray]:
+    """The components to solve, in one batch locally or balanced over Dask workers."""
+    if client is None or len(todo) <= 1:
+        return [todo]
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    n_batches = min(len(todo), 4 * workers)
+    size = cells_per_comp[todo]
+    load = np.zeros(n_batches)
+    which = np.empty(len(todo), dtype=int)
+    for pos in np.argsort(-size, kind="stable"):  # largest first, to the lightest batch
+        b = int(np.argmin(load))
+        which[pos] = b
+        load[b] += size[pos]
+    return [todo[which == b] for b in range(n_batches) if (which == b).any()]
+
+
+def _newton_job(args, kw):
+    """One batch of components through :func:`newton_maxent`; errors as values."""
+    try:
+        return "ok", newton_maxent(*args, **kw)
+    except DualUnbounded as err:
+        return "unbounded", np.flatnonzero(np.isin(err.cell_comp, err.components))
+    except NotConverged as err:
+        return "stalled", (str(err), err.small, getattr(err, "zeros", np.zeros(0, dtype=int)))
+
+
+def _run_jobs(jobs, kw, client, progress):
+    from tqdm.auto import tqdm
+
+    cells = sum(len(a[0]) for _, a in jobs)
+    show = progress if progress is not None else (client is not None or cells > 500_000)
+    if client is None:
+        out = []
+        for _, args in tqdm(jobs, desc="maxent", unit="batch", disable=not show):
+            out.append(_newton_job(args, kw))
+        return out
+    from dask.distributed import as_completed
+
+    futures = [client.submit(_newton_job, args, kw, pure=False) for _, args in jobs]
+    index = {f.key: i for i, f in enumerate(futures)}
+    out = [None] * len(futures)
+    with tqdm(total=len(futures), desc="maxent (dask)", unit="batch", disable=not show) as bar:
+        for fut in as_completed(futures):
+            out[index[fut.key]] = fut.result()
+            bar.update()
+    return out
+
+
 # --------------------------------------------------------------------- solve
 def solve_model(
     model,
@@ -240,11 +479,37 @@ def solve_model(
     options=None,
     polish=True,
     extra_zero=None,
+    client=None,
+    progress=None,
+    zero_log=None,
 ):
     from .results import Certificate, Result
 
     t_start = time.perf_counter()
-    solver_name = pick_solver(solver)
+    solver_name = pick_solver(solver, model)
+
+    zero_log = dict(zero_log or {})
+
+    def again(zeros, how):
+        """Solve again with the cells proved 0 removed (``how``: by what proof)."""
+        log = dict(zero_log)
+        before = 0 if extra_zero is None else len(extra_zero)
+        log[how] = log.get(how, 0) + len(zeros) - before
+        return solve_model(
+            model,
+            solver=solver,
+            decompose=decompose,
+            presolve=presolve,
+            tol=tol,
+            verbose=verbose,
+            options=options,
+            polish=polish,
+            extra_zero=zeros,
+            client=client,
+            progress=progress,
+            zero_log=log,
+        )
+
     opts = dict(DEFAULT_OPTIONS.get(solver_name, {}))
     opts.update(options or {})
     n = model.n_cells
@@ -311,10 +576,36 @@ def solve_model(
                 ],
                 format="csr",
             )
+        # rules of one condition Qv added up (row_groups): their confidences may add up
+        # to 1 on some values, which pins the Qv records to them (exact, as a data row)
+        sums = []
+        for f in eq_facts:
+            grp = f.row_groups
+            if grp is None or len(np.unique(grp)) == len(grp):
+                continue
+            multi = np.flatnonzero(np.bincount(grp)[grp] > 1)
+            Sg = sp.csr_array(
+                (np.ones(len(multi)), (pd.factorize(grp[multi])[0], multi)),
+                shape=(len(np.unique(grp[multi])), f.size),
+            )
+            sums.append((sp.csr_array(Sg @ f.A), Sg @ f.b))
+        if sums:
+            E = sp.vstack([E] + [a for a, _ in sums], format="csr")
+            e = np.concatenate([e] + [v for _, v in sums])
         cls_t = np.where(zc, model._cls, -1)
-        fixed = _presolve(E, e, zero_rows, n, tol, G, g, cls_t, model._class_n)
+        rect = None
+        if single and (F_eq.shape[0] or F_in.shape[0]):
+            # the bucket-flow bound on fact rows (equalities, and >= rows as G x >= g)
+            Fr = sp.vstack(
+                [F_eq] + [a for a, _ in sums] + ([G] if G is not None else []), format="csr"
+            )
+            fr = np.concatenate([f_eq] + [v for _, v in sums] + ([g] if G is not None else []))
+            rect = (Fr, fr, model._gs, model._gs_n, pd.factorize(model._gs_group)[0])
+        fixed = _presolve(E, e, zero_rows, n, tol, G, g, cls_t, model._class_n, rect)
     else:
         fixed = np.full(n, np.nan)
+        if extra_zero is not None:
+            fixed[extra_zero] = 0.0  # zeros the maxent solver proved (see below)
     free = np.isnan(fixed)
     x = np.where(free, 0.0, fixed)
     if (x < -tol).any():
@@ -526,7 +817,141 @@ def solve_model(
     else:
         closed = np.zeros(n_comp, dtype=bool)
         n_closed = 0
-    for k in np.flatnonzero(~closed):
+    todo = np.flatnonzero(~closed)
+    if solver_name == MAXENT and len(todo):
+        t0 = time.perf_counter()
+        sel = np.isin(comp_of_cell, todo)
+        cidx = np.flatnonzero(sel)
+        rsel = np.isin(row_comp, todo)
+        dk = np.flatnonzero(rsel[:n_rows_d])
+        ek = np.flatnonzero(rsel[n_rows_d : n_rows_d + n_eq])
+        ik = np.flatnonzero(rsel[n_rows_d + n_eq : n_rows_d + n_eq + n_in])
+        is_cls_row = dk < len(cls_rows)
+        O_rows = [sp.csr_array(A_red[dk[~is_cls_row]][:, cidx])]
+        o_rhs = [b_red[dk[~is_cls_row]]]
+        if len(ek):
+            O_rows.append(sp.csr_array(Feq_r[ek][:, cidx] / feq_scale[ek][:, None]))
+            o_rhs.append(feq_r[ek] / feq_scale[ek])
+        Ok = sp.vstack(O_rows, format="csr")
+        Gk = hk = None
+        if len(ik):
+            Gk = sp.csr_array(Fin_r[ik][:, cidx] / fin_scale[ik][:, None])
+            hk = fin_r[ik] / fin_scale[ik]
+        cls_k = model._cls[free_idx[cidx]]
+        used_cls, cls_local = np.unique(cls_k, return_inverse=True)
+        budget = options.get("time_limit") if options else None
+        kw = {
+            "tol": float(opts.get("tol", 1e-10)),
+            "max_iter": int(opts.get("max_iter", 200)),
+            "deadline": None if budget is None else t0 + float(budget),
+            "verbose": verbose and client is None,
+        }
+        o_all = np.concatenate(o_rhs)
+        R_loc = r_cls[used_cls]
+        comp_loc = comp_of_cell[cidx]
+        comp_O = np.concatenate([row_comp[dk[~is_cls_row]], row_comp[n_rows_d + ek]]).astype(int)
+        comp_G = row_comp[n_rows_d + n_eq + ik]
+        batches = _batches(todo, np.bincount(comp_loc, minlength=n_comp), client)
+        jobs = []
+        for bt in batches:
+            cm = np.flatnonzero(np.isin(comp_loc, bt))
+            om = np.flatnonzero(np.isin(comp_O, bt))
+            gm = np.flatnonzero(np.isin(comp_G, bt))
+            uc, cl2 = np.unique(cls_local[cm], return_inverse=True)
+            args = (
+                n_free_cells[cidx][cm],
+                cl2,
+                R_loc[uc],
+                sp.csr_array(Ok[om][:, cm]),
+                o_all[om],
+                None if Gk is None else sp.csr_array(Gk[gm][:, cm]),
+                None if hk is None else hk[gm],
+            )
+            jobs.append(((cm, om, gm, uc), args))
+        outs = _run_jobs(jobs, kw, client, progress)
+        out_x = np.zeros(len(cidx))
+        out_lam = np.zeros(Ok.shape[0])
+        out_mu = np.zeros(0 if Gk is None else Gk.shape[0])
+        out_nu = np.zeros(len(used_cls))
+        phi_sum, iters = 0.0, 0
+        for ((cm, om, gm, uc), job_args), (kind, res) in zip(jobs, outs, strict=True):
+            if kind == "unbounded":
+                bad = cm[res]
+                hit = np.asarray(abs(Feq_r[ek][:, cidx[bad]]).sum(axis=1)).ravel() > 0
+                hit_in = np.asarray(abs(Fin_r[ik][:, cidx[bad]]).sum(axis=1)).ravel() > 0
+                names = sorted(
+                    set(_fact_names(eq_facts, ek[hit]) + _fact_names(in_facts, ik[hit_in]))
+                )
+                raise InfeasibleKnowledge(
+                    f"the facts contradict the data: {len(names)} facts share the infeasible "
+                    f"part ({', '.join(names[:5])}" + (", ..." if len(names) > 5 else "") + ")",
+                    conflicts=pd.DataFrame({"fact": names}),
+                )
+            if kind == "stalled":
+                message, small, found = res
+                how = "dual certificate"
+                if not len(found) and len(small):
+                    _, cl_b, R_b, O_b, b_b, G_b, h_b = job_args
+                    A_b = sp.vstack([class_rows(cl_b, len(R_b)), O_b], format="csr")
+                    found = lp_forced_zeros(A_b, np.concatenate([R_b, b_b]), G_b, h_b, small)
+                    how = "LP"
+                if len(found):
+                    # cells every feasible answer puts at 0: remove them and solve again
+                    more = free_idx[cidx][cm[found]]
+                    zeros = more if extra_zero is None else np.union1d(extra_zero, more)
+                    if verbose:
+                        print(f"maxent: {len(more)} cells forced to 0 ({how}); solving again")
+                    return again(zeros, how)
+                raise SolverFailed(
+                    f"solver 'maxent': {message}; try solver='CLARABEL' (a conic solver)"
+                )
+            out_x[cm] = res.x
+            out_lam[om] = res.lam
+            out_mu[gm] = res.mu
+            out_nu[uc] = res.nu_cls
+            phi_sum += res.phi
+            iters = max(iters, res.iterations)
+        out = DualResult(
+            x=out_x,
+            lam=out_lam,
+            mu=out_mu,
+            nu_cls=out_nu,
+            iterations=iters,
+            residual=np.nan,
+            gap=np.nan,
+            phi=phi_sum,
+            status="optimal",
+        )
+        elapsed = time.perf_counter() - t0
+        y_all[cidx] = out.x
+        # multipliers in the conic convention x = n exp(-1 - A'nu): class rows nu_c,
+        # the other rows lam (equality facts scaled back below)
+        nu_cls_all = np.zeros(n_cls)
+        nu_cls_all[used_cls] = out.nu_cls
+        nu_d[dk[is_cls_row]] = nu_cls_all[cls_rows[dk[is_cls_row]]]
+        n_o = int((~is_cls_row).sum())
+        nu_d[dk[~is_cls_row]] = out.lam[:n_o]
+        nu_eq[ek] = out.lam[n_o:] / feq_scale[ek]
+        mu_in[ik] = out.mu / fin_scale[ik]
+        # the dual bound of these components is phi itself
+        if not np.isnan(bound_free):
+            bound_free += out.phi
+        statuses.append(cp.OPTIMAL)
+        comp_records.append(
+            {
+                "component": f"{len(todo)} components",
+                "cells": len(cidx),
+                "facts": len(ek) + len(ik),
+                "method": "maxent (dual Newton)",
+                "status": "optimal",
+                "solve_time": elapsed,
+                "iterations": out.iterations,
+                "wall_time": elapsed,
+                "polished": False,
+            }
+        )
+        todo = todo[:0]
+    for k in todo:
         cidx = order[bounds[k] : bounds[k + 1]]
         rows_k = row_order[row_bounds[k] : row_bounds[k + 1]]
         dk = rows_k[rows_k < n_rows_d]
@@ -687,17 +1112,7 @@ def solve_model(
             A_cls, A_qg, A_gs, F_eq, F_in, model, qg_n, f_eq, f_in, fixed, np.concatenate(suspects)
         )
         if len(zeros):
-            return solve_model(
-                model,
-                solver=solver,
-                decompose=decompose,
-                presolve=presolve,
-                tol=tol,
-                verbose=verbose,
-                options=options,
-                polish=polish,
-                extra_zero=zeros,
-            )
+            return again(np.union1d(zeros, [] if extra_zero is None else extra_zero), "LP")
     t_total = time.perf_counter() - t_start
 
     # ---- 5. certificate from our own arithmetic
@@ -773,6 +1188,8 @@ def solve_model(
         "closed_form": n_closed,
         "solved": n_comp - n_closed,
         "fixed_by_presolve": int((~free).sum()),
+        # cells proved 0 after presolve: by the dual's recession certificate or an LP
+        "forced_zeros": {"dual certificate": 0, "LP": 0, **zero_log},
         "cells": n,
         "setup_time": t_setup,
         "solve_time": float(comps["solve_time"].sum()) if len(comps) else 0.0,
@@ -939,48 +1356,20 @@ def _active_set_rounds(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, active, roun
 
 
 def _forced_zeros(A_cls, A_qg, A_gs, F_eq, F_in, model, qg_n, f_eq, f_in, fixed, suspects):
-    """Which suspect cells are 0 in every feasible answer (LPs solved by HiGHS).
-
-    Maximizes the sum of t_j <= min(x_j, 1) over the suspects; a suspect with t_j > 0 can
-    be positive and leaves the set; repeat until the optimum is 0: the rest are forced.
-    """
-    from scipy.optimize import linprog
-
-    n = model.n_cells
+    """Which suspect cells are 0 in every feasible answer (:func:`dual.lp_forced_zeros`
+    on the free cells, the fixed ones moved to the right side)."""
+    free = np.isnan(fixed)
+    vals = np.where(free, 0.0, fixed)
     A_eq = sp.vstack([A_cls, A_qg, A_gs, F_eq], format="csr")
-    b_eq = np.concatenate([model._class_n, qg_n, model._gs_n, f_eq])
-    bounds_x = [(v, v) if not np.isnan(v) else (0, None) for v in fixed]
-    left = np.unique(suspects)
-    for _ in range(len(left) + 1):
-        k = len(left)
-        if k == 0:
-            break
-        pick = sp.csr_array((np.ones(k), (np.arange(k), left)), shape=(k, n))
-        A_ub = sp.hstack([-pick, sp.identity(k, format="csr")], format="csr")
-        b_ub = np.zeros(k)
-        if F_in.shape[0]:
-            A_ub = sp.vstack(
-                [A_ub, sp.hstack([F_in, sp.csr_array((F_in.shape[0], k))])], format="csr"
-            )
-            b_ub = np.concatenate([b_ub, f_in])
-        A_e = sp.hstack([A_eq, sp.csr_array((A_eq.shape[0], k))], format="csr")
-        c = np.concatenate([np.zeros(n), -np.ones(k)])
-        res = linprog(
-            c,
-            A_ub=A_ub,
-            b_ub=b_ub,
-            A_eq=A_e,
-            b_eq=b_eq,
-            bounds=bounds_x + [(0, 1)] * k,
-            method="highs",
-        )
-        if res.status != 0:
-            return np.zeros(0, dtype=int)
-        t = res.x[n:]
-        if t.max(initial=0.0) <= 1e-9:
-            return left
-        left = left[t <= 1e-9]
-    return left
+    b_eq = np.concatenate([model._class_n, qg_n, model._gs_n, f_eq]) - A_eq @ vals
+    pos = np.full(len(fixed), -1)
+    pos[free] = np.arange(int(free.sum()))
+    sus = pos[np.unique(suspects)]
+    G = h = None
+    if F_in.shape[0]:
+        G, h = sp.csr_array(F_in[:, free]), f_in - F_in @ vals
+    found = lp_forced_zeros(sp.csr_array(A_eq[:, free]), b_eq, G, h, sus[sus >= 0])
+    return np.flatnonzero(free)[found]
 
 
 def _fact_names(fs, rows) -> list[str]:
