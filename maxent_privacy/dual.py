@@ -141,7 +141,7 @@ def _hessian(A, x, K: _Classes, m):
     return sp.csc_array(H1 - H2)
 
 
-def _solve_newton(H, g):
+def _solve_newton(H, g, state=None):
     """Solve H d = g; a small ridge when H is singular (a row implied by the others).
 
     A singular H means a fact (or data row) is implied by the rest on the free cells;
@@ -151,7 +151,10 @@ def _solve_newton(H, g):
     diag_max = max(1.0, float(np.abs(H.diagonal()).max(initial=0.0)))
     eye = sp.identity(H.shape[0], format="csc")
     gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
-    for ridge in (0.0, 1e-13, 1e-11, 1e-9, 1e-7):
+    ridges = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
+    start = 0 if state is None else state.get("ridge", 0)
+    for k in range(start, len(ridges)):
+        ridge = ridges[k]
         Hr = H if ridge == 0 else H + (ridge * diag_max) * eye
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -164,6 +167,8 @@ def _solve_newton(H, g):
             continue
         err = float(np.abs(Hr @ d - g).max(initial=0.0))
         if err <= 1e-8 * gnorm and float(g @ d) > 0:
+            if state is not None:
+                state["ridge"] = k  # the next Newton step starts from this ridge
             return d
     return None
 
@@ -462,6 +467,7 @@ def _newton_eq(
     it = 0
     stall = 0
     stalled = False
+    ridge_state = {}
     prev = (lam, logW)
     for it in range(1, max_iter + 1):
         r = A @ x - b  # = -gradient of phi
@@ -497,7 +503,7 @@ def _newton_eq(
         if deadline is not None and time.perf_counter() > deadline:
             break
         H = _hessian(A, x, K, m)
-        d = _solve_newton(H, r)
+        d = _solve_newton(H, r, ridge_state)
         if d is None:
             if verbose:
                 print("newton: the Hessian could not be factored")

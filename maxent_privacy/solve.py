@@ -189,13 +189,15 @@ def _presolve(
             still = np.isnan(fixed[cols])
             fixed[cols[still]] = value[still]
             changed = changed or bool(still.any())
+        if changed:
+            continue  # the cheap rules first, until they stop
         if cls is not None:
-            changed = _tight_rows(E, e, G, g, fixed, cls, class_n) or changed
-        if rect is not None:
-            changed = _rect_tight(*rect, fixed, cls, class_n) or changed
-            if not changed:
-                # exact for the data rows: cells no feasible flow of a bucket can use
-                changed = _flow_zeros(rect[2], rect[3], fixed, cls, class_n)
+            changed = _tight_rows(E, e, G, g, fixed, cls, class_n)
+        if rect is not None and not changed:
+            changed = _rect_tight(*rect, fixed, cls, class_n)
+        if rect is not None and not changed:
+            # exact for the data rows: cells no feasible flow of a bucket can use
+            changed = _flow_zeros(rect[2], rect[3], fixed, cls, class_n)
         if not changed:
             break
     return fixed
