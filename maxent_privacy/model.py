@@ -263,16 +263,22 @@ class MaxEntModel:
         self._qg = np.where(qg_row >= 0, remap[np.maximum(qg_row, 0)], -1)
         self._qg_n = qg["n"].to_numpy(dtype=float)[used]
         self._qg_table = qg.iloc[used][qi + [grp, "n"]].reset_index(drop=True)
-        self._cell_key = list(
-            zip(
-                cells["person"].fillna("").astype(str),
-                cells["cls"].map(lambda c: "member" if self._class_member[c] else "fixed"),
-                *(cells[c] for c in qi),
-                cells[grp],
-                cells[self.sa],
-                strict=False,
+        member = self._class_member
+
+        def cell_key():
+            kind = np.where(member[cells["cls"].to_numpy()], "member", "fixed")
+            return list(
+                zip(
+                    cells["person"].fillna("").astype(str),
+                    kind,
+                    *(cells[c] for c in qi),
+                    cells[grp],
+                    cells[self.sa],
+                    strict=False,
+                )
             )
-        )
+
+        self._cell_key_fn, self._cell_key_cache = cell_key, None
         self._A_sa = None
         self._sa_bucket = None
         self._A_link = sp.csr_array((0, self.n_cells))
@@ -299,6 +305,14 @@ class MaxEntModel:
         if self.x is not None:
             self._old_x.append(self.x)
         self.x = cp.Variable(self.n_cells, name="x")
+
+    @property
+    def _cell_key(self) -> list[tuple]:
+        """One key per cell (who, kind, QI..., group, value), to carry facts over when
+        :meth:`person` rebuilds the cells; computed on first use."""
+        if self.__dict__.get("_cell_key_cache") is None:
+            self._cell_key_cache = self._cell_key_fn()
+        return self._cell_key_cache
 
     def _person_classes(self, qg: pd.DataFrame) -> pd.DataFrame:
         qi, grp = self.qi, self.group

@@ -136,6 +136,10 @@ def build_pooled(model) -> None:
             raise ReleaseError(f"release {r} has sensitive column {rel.sa!r}, release 1 {sa!r}")
     persons, cand = _placements(model)
     R = len(rels)
+    if not cand.duplicated(["pid", "r"]).any():
+        # every person sits in one known group of each release they are in: no placement
+        # cells, and the whole construction vectorizes
+        return _build_placed(model, persons, cand, qi, sa)
     # candidate groups per person and release, as a sorted tuple (None: not in it)
     cand = cand.sort_values(["pid", "r", "group"], kind="stable")
     grouped = cand.groupby(["pid", "r"], sort=False)["group"].agg(tuple)
@@ -299,6 +303,150 @@ def build_pooled(model) -> None:
     model._qg_n = np.zeros(0)
     model._qg_table = pd.DataFrame(columns=qi + ["groups", "n"])
     model._person_class = persons.set_index("pid")["cls"]
-    model._cell_key = list(
+    model._cell_key_fn = lambda: list(
         zip(*(cells[c] for c in qi), cells["groups"], split, cells[sa], cells["kind"], strict=True)
     )
+    model._cell_key_cache = None
+
+
+def _shown(g) -> str:
+    return str(int(g)) if isinstance(g, float) and g.is_integer() else str(g)
+
+
+def _build_placed(model, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa) -> None:
+    """:func:`build_pooled` when each person's group in each release is known.
+
+    The same classes, cells (z only) and rows as the general construction, with array
+    operations: candidate value sets per (release, group) as boolean matrices, the MCS of
+    each class as their AND.
+    """
+    rels = model.releases
+    R = len(rels)
+    P = len(persons)
+    pid_index = pd.Index(persons["pid"])
+    # sensitive values in the order of str, as the general construction sorts them
+    values = pd.unique(np.concatenate([rel.frame[rel.sa].to_numpy() for rel in rels]))
+    values = np.array(sorted(values, key=str), dtype=object)
+    v_index = pd.Index(values)
+    nv = len(values)
+    gcode = np.full((P, R), -1, dtype=np.int64)
+    present, row_at, counts, group_names = [], [], [], []
+    n_rows = 0
+    for r, rel in enumerate(rels):
+        f = rel.frame
+        sub = cand[cand["r"].to_numpy() == r]
+        groups = pd.Index(pd.unique(f[rel.group])).sort_values()
+        gcode[pid_index.get_indexer(sub["pid"]), r] = groups.get_indexer(sub["group"])
+        c = f.groupby([rel.group, rel.sa], sort=True).size().rename("count").reset_index()
+        c.columns = ["group", "s", "count"]
+        c["release"] = r
+        gi = groups.get_indexer(c["group"])
+        si = v_index.get_indexer(c["s"])
+        pres = np.zeros((len(groups), nv), dtype=bool)
+        pres[gi, si] = True
+        at = np.full((len(groups), nv), -1, dtype=np.int64)
+        at[gi, si] = n_rows + np.arange(len(c))
+        n_rows += len(c)
+        present.append(pres)
+        row_at.append(at)
+        counts.append(c)
+        group_names.append(np.array([f"r{r + 1}:{_shown(g)}" for g in groups], dtype=object))
+    counts = pd.concat(counts, ignore_index=True)
+    counts["row"] = np.arange(len(counts))
+    bucket_key = pd.factorize(pd.MultiIndex.from_frame(counts[["release", "group"]]))[0]
+
+    split = np.where(persons["pid"].isin(list(model._split)), persons["pid"].astype(str), "")
+    keys = persons[qi].copy()
+    for r in range(R):
+        keys[f"__g{r}"] = gcode[:, r]
+    keys["__split"] = split
+    codes = keys.groupby(list(keys.columns), sort=False, dropna=False).ngroup().to_numpy()
+    n_cls = int(codes.max()) + 1 if P else 0
+    first = np.full(n_cls, P, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(P))
+    # groupby's ngroup numbers groups by first appearance when sort=False
+    g_cls = gcode[first]
+    mcs = np.ones((n_cls, nv), dtype=bool)
+    for r in range(R):
+        has = g_cls[:, r] >= 0
+        mcs[has] &= present[r][g_cls[has, r]]
+    empty = ~mcs.any(axis=1)
+    if empty.any():
+        pid = persons["pid"].tolist()[first[int(np.argmax(empty))]]
+        raise ReleaseError(
+            f"person {pid!r}: no sensitive value is in all of their buckets "
+            "(the releases contradict each other)"
+        )
+    c_arr, s_arr = np.nonzero(mcs)
+    n_cells = len(c_arr)
+    rel_r, rel_c = [], []
+    for r in range(R):
+        g = g_cls[c_arr, r]
+        on = g >= 0
+        rel_r.append(row_at[r][g[on], s_arr[on]])
+        rel_c.append(np.flatnonzero(on))
+    rel_r, rel_c = np.concatenate(rel_r), np.concatenate(rel_c)
+    A_sa = sp.csr_array((np.ones(len(rel_r)), (rel_r, rel_c)), shape=(len(counts), n_cells))
+    no_one = np.diff(A_sa.indptr) == 0
+    if no_one.any():
+        bad = counts.iloc[int(np.argmax(no_one))]
+        raise ReleaseError(
+            f"release {int(bad['release']) + 1}, group {bad['group']!r}: value {bad['s']!r} "
+            "is published but no one in the group can have it (the releases contradict each "
+            "other)"
+        )
+    text = np.full(n_cls, "", dtype=object)
+    for r in range(R):
+        part = np.where(g_cls[:, r] >= 0, group_names[r][np.maximum(g_cls[:, r], 0)], "")
+        sep = np.where((text != "") & (part != ""), ", ", "")
+        text = text + sep + part
+    cls_n = np.bincount(codes, minlength=n_cls)
+    cls_split = split[first]
+    classes = persons[qi].iloc[first].reset_index(drop=True)
+    classes["groups"] = text
+    classes["n"] = cls_n
+    person_col = pd.Series(cls_split, dtype=object).where(cls_split != "", None)
+    cells = pd.DataFrame({c: classes[c].to_numpy()[c_arr] for c in qi})
+    cells["groups"] = text[c_arr]
+    cells[sa] = values[s_arr]
+    cells["cls"] = c_arr
+    cells["n"] = cls_n[c_arr]
+    cells["person"] = person_col.to_numpy()[c_arr]
+    cells["kind"] = "z"
+
+    model.qi, model.sa, model.group = qi, sa, "groups"
+    model._qi_frame = persons[["pid"] + qi]
+    model.n_records = P
+    model.classes = classes[qi + ["groups", "n"]].assign(person=person_col)
+    model.group_values = counts.rename(columns={"count": "n"})
+    model.cells = cells
+    model.n_cells = n_cells
+    model._cls = c_arr
+    model._gs = None
+    model._A_sa = A_sa
+    model._A_link = sp.csr_array((0, n_cells))
+    model._sa_bucket = bucket_key
+    model._sa_has_y = np.zeros(len(counts), dtype=bool)
+    model._ref = np.full(n_cells, -1)
+    model._z = np.ones(n_cells, dtype=bool)
+    model._n = cls_n[c_arr].astype(float)
+    model._class_n = cls_n.astype(float)
+    model._class_member = np.zeros(n_cls, dtype=bool)
+    model._gs_n = counts["count"].to_numpy(dtype=float)
+    model._gs_group = bucket_key
+    model._qg = np.full(n_cells, -1)
+    model._qg_n = np.zeros(0)
+    model._qg_table = pd.DataFrame(columns=qi + ["groups", "n"])
+    model._person_class = pd.Series(codes, index=persons["pid"].to_numpy())
+    split_cells = cls_split[c_arr]
+    model._cell_key_fn = lambda: list(
+        zip(
+            *(cells[c] for c in qi),
+            cells["groups"],
+            split_cells,
+            cells[sa],
+            cells["kind"],
+            strict=True,
+        )
+    )
+    model._cell_key_cache = None

@@ -657,8 +657,12 @@ def solve_model(
         in_complex = np.isin(lab, complex_labels)
         A_data = sp.csr_array(A_data)
         keep_all = np.concatenate([keep_cls, keep_qg, keep_gs])
+        if solver_name == MAXENT:
+            complex_labels = complex_labels[:0]  # Newton's ridge takes implied rows
+        lab_order = np.argsort(lab, kind="stable")
+        lab_bounds = np.searchsorted(lab[lab_order], np.arange(int(lab.max(initial=-1)) + 2))
         for m_lab in complex_labels:
-            cols = np.flatnonzero(lab == m_lab)
+            cols = lab_order[lab_bounds[m_lab] : lab_bounds[m_lab + 1]]
             sub = sp.csr_array(A_data[:, cols])
             rows = np.flatnonzero((np.diff(sub.indptr) > 0) & keep_all)
             if len(rows) > 1500 or len(cols) > 20_000:
