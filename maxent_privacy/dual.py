@@ -514,7 +514,8 @@ def _newton_eq(
         rr = np.bincount(row_comp, weights=(r / scale) ** 2, minlength=n_comp)
         fine = dec <= 1e-11 * np.maximum(1.0, np.abs(phi))
         t = np.ones(n_comp)
-        todo = (dec > 0) | (rr > 0)
+        # components already at the floating-point floor take no step
+        todo = (rr > (1e-3 * tol) ** 2) | (dec > 1e-13 * np.maximum(1.0, np.abs(phi)))
         t[~todo] = 0.0
         lam_new = lam.copy()
         for _ in range(40):
@@ -525,7 +526,7 @@ def _newton_eq(
             )
             rr_new = np.bincount(row_comp, weights=((A @ x_new - b) / scale) ** 2, minlength=n_comp)
             armijo = phi_new <= phi - 1e-4 * t * dec + 1e-13 * np.abs(phi)
-            smaller = rr_new < rr
+            smaller = rr_new <= rr
             bad = todo & np.where(fine, ~smaller, ~armijo)
             if not bad.any():
                 break

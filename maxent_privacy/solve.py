@@ -147,6 +147,7 @@ def _presolve(
     cls: np.ndarray | None = None,
     class_n: np.ndarray | None = None,
     rect=None,
+    tight_from: int = 0,
 ) -> np.ndarray:
     """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free.
 
@@ -157,6 +158,7 @@ def _presolve(
     ``>= 1`` puts everyone with q on s).
     """
     fixed = np.full(n, np.nan)
+    E_t, e_t = sp.csr_array(E[tight_from:]), e[tight_from:]  # rows for the tight rule
     if zero_rows.shape[0]:
         fixed[np.unique(zero_rows.indices)] = 0.0
     E = sp.csr_array(E)
@@ -192,7 +194,7 @@ def _presolve(
         if changed:
             continue  # the cheap rules first, until they stop
         if cls is not None:
-            changed = _tight_rows(E, e, G, g, fixed, cls, class_n)
+            changed = _tight_rows(E_t, e_t, G, g, fixed, cls, class_n)
         if rect is not None and not changed:
             changed = _rect_tight(*rect, fixed, cls, class_n)
         if rect is not None and not changed:
@@ -603,7 +605,22 @@ def solve_model(
             )
             fr = np.concatenate([f_eq] + [v for _, v in sums] + ([g] if G is not None else []))
             rect = (Fr, fr, model._gs, model._gs_n, pd.factorize(model._gs_group)[0])
-        fixed = _presolve(E, e, zero_rows, n, tol, G, g, cls_t, model._class_n, rect)
+        # single release: the bucket flows decide the data rows exactly, so the tight
+        # rule only looks at the facts (and their sums)
+        n_data = A_cls.shape[0] + A_qg.shape[0] + A_gs.shape[0]
+        fixed = _presolve(
+            E,
+            e,
+            zero_rows,
+            n,
+            tol,
+            G,
+            g,
+            cls_t,
+            model._class_n,
+            rect,
+            tight_from=n_data if rect is not None else 0,
+        )
     else:
         fixed = np.full(n, np.nan)
         if extra_zero is not None:
