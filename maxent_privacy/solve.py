@@ -37,6 +37,7 @@ from .dual import (
     DualResult,
     DualUnbounded,
     NotConverged,
+    _solve_newton,
     class_rows,
     lp_forced_zeros,
     newton_maxent,
@@ -200,6 +201,8 @@ def _presolve(
         if rect is not None and not changed:
             # exact for the data rows: cells no feasible flow of a bucket can use
             changed = _flow_zeros(rect[2], rect[3], fixed, cls, class_n)
+            if changed is None:  # fractional totals: the tight rule on the data rows
+                changed = tight_from > 0 and _tight_rows(E, e, G, g, fixed, cls, class_n)
         if not changed:
             break
     return fixed
@@ -250,7 +253,7 @@ def _tight_rows(E, e, G, g, fixed, cls, class_n) -> bool:
     return True
 
 
-def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool:
+def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool | None:
     """Cells of a single release that no answer to the data rows can make positive.
 
     Within the QI- and SA-invariants the free cells form a transportation polytope
@@ -258,8 +261,8 @@ def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool:
     strongly connected components of its residual graph decide every cell exactly: a cell
     with zero flow can carry some only along a cycle class -> value -> class ... that
     lowers cells with positive flow, i.e. when its class and value share a component.
-    Runs only when the remaining totals are integers (max-flow capacities); True if it
-    fixed a cell.
+    Runs only when the remaining totals are integers (max-flow capacities), else returns
+    None; True if it fixed a cell.
     """
     from scipy.sparse.csgraph import connected_components, maximum_flow
 
@@ -279,7 +282,7 @@ def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool:
         or np.abs(Cs - np.round(Cs)).max(initial=0) > 1e-9
         or Rc.sum() > 2**40
     ):
-        return False
+        return None  # skipped: max-flow needs integer totals
     Rc, Cs = np.round(Rc).astype(np.int64), np.round(Cs).astype(np.int64)
     nc, ns = len(used_c), len(used_s)
     src, sink = nc + ns, nc + ns + 1
@@ -1261,7 +1264,6 @@ def _polish(A, b, nu, n, max_iter: int = 30):
     primal answer is then x(nu) itself. Returns ``(x, nu)`` or ``None`` when a step fails
     (singular Hessian, no progress), in which case the solver's answer stands.
     """
-    from scipy.sparse.linalg import spsolve
 
     AT = sp.csc_array(A.T)
 
@@ -1269,6 +1271,7 @@ def _polish(A, b, nu, n, max_iter: int = 30):
         return n * np.exp(np.clip(-1.0 - AT @ v, -700.0, 700.0))
 
     scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
+    ridge_state = {}
     x = x_of(nu)
     r = A @ x - b
     res = float(np.max(np.abs(r), initial=0.0))
@@ -1278,27 +1281,9 @@ def _polish(A, b, nu, n, max_iter: int = 30):
         if time.perf_counter() > _POLISH_DEADLINE[0]:
             return None  # over budget: the solver's own answer stands
         H = sp.csc_array(A @ sp.diags_array(x) @ AT)
-        d = None
         # a fact implied by the data (or by other facts) makes H singular: the multipliers
         # are then not unique, and a tiny ridge picks one without changing x
-        for ridge in (0.0, 1e-12, 1e-9):
-            Hr = (
-                H
-                if ridge == 0
-                else H
-                + ridge
-                * max(1.0, float(H.diagonal().max()))
-                * sp.identity(H.shape[0], format="csc")
-            )
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")
-                try:
-                    d = spsolve(Hr, r)
-                except Exception:
-                    d = None
-            if d is not None and np.all(np.isfinite(d)):
-                break
-            d = None
+        d = _solve_newton(H, r, ridge_state)
         if d is None:
             return None
         t = 1.0
