@@ -202,7 +202,7 @@ def newton_maxent(
     tol: float = 1e-10,
     max_iter: int = 200,
     deadline: float | None = None,
-    max_rounds: int = 12,
+    max_rounds: int = 40,
     verbose: bool = False,
 ) -> DualResult:
     """Maximum entropy of ``x >= 0`` with class totals ``R``, ``O x = b``, ``G x <= h``.
@@ -319,7 +319,15 @@ def newton_maxent(
                 phi=phi,
                 status="optimal",
             )
-        # drop rows whose multiplier went negative, add the violated ones
+        # drop rows whose multiplier went negative; add the most violated rows (all at
+        # once can hold more rows as equalities than the answer has: a face with no
+        # interior, where Newton stalls)
+        if bad_slack.sum() > 8:
+            v = np.where(bad_slack, slack / scale_h, -np.inf)
+            keep = max(8, int(bad_slack.sum()) // 4)
+            top = np.argpartition(-v, keep - 1)[:keep]
+            bad_slack = np.zeros_like(bad_slack)
+            bad_slack[top] = True
         active = (active & ~bad_mu) | bad_slack
         mu = np.maximum(mu_new, 0.0)
     err = NotConverged(

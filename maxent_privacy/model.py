@@ -24,6 +24,7 @@ variable; ``model.P(s, **qi)`` builds the probabilities it speaks of (Section 4.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import cvxpy as cp
@@ -973,6 +974,39 @@ class MaxEntModel:
     ):
         if client is not None and solver is not None and str(solver).upper() != "MAXENT":
             raise ValueError("client= (Dask) works with solver='maxent' only")
+        if solver is None:
+            from .errors import SolverFailed
+            from .solve import MAXENT, pick_solver
+
+            if pick_solver(None, self) == MAXENT:
+                try:
+                    return self._solve(
+                        solve_model,
+                        MAXENT,
+                        decompose,
+                        presolve,
+                        tol,
+                        verbose,
+                        options,
+                        polish,
+                        client=client,
+                        progress=progress,
+                    )
+                except SolverFailed as err:
+                    # the default falls back on the reference path (Clarabel), and says so
+                    warnings.warn(f"{err}; solved with CLARABEL instead", stacklevel=4)
+                    result = self._solve(
+                        solve_model,
+                        "CLARABEL",
+                        decompose,
+                        presolve,
+                        tol,
+                        verbose,
+                        options,
+                        polish,
+                    )
+                    result.solver_stats["fallback_from"] = f"maxent: {err}"
+                    return result
         return solve_model(
             self,
             solver=solver,
