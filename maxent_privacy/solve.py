@@ -502,7 +502,7 @@ def solve_model(
         log = dict(zero_log)
         before = 0 if extra_zero is None else len(extra_zero)
         log[how] = log.get(how, 0) + len(zeros) - before
-        return solve_model(
+        result = solve_model(
             model,
             solver=solver,
             decompose=decompose,
@@ -516,6 +516,8 @@ def solve_model(
             progress=progress,
             zero_log=log,
         )
+        result.solver_stats["total_time"] = time.perf_counter() - t_start  # both passes
+        return result
 
     opts = dict(DEFAULT_OPTIONS.get(solver_name, {}))
     opts.update(options or {})
