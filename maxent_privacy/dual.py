@@ -278,19 +278,7 @@ def newton_maxent(
             )
             err.small = small
             err.x = x
-            lam_prev, logW_prev = _PREV[0]
-            err.zeros = recession_zeros(
-                rows,
-                cls,
-                R,
-                rhs,
-                lam_prev,
-                nu_all,
-                logW_prev,
-                logW,
-                x / np.maximum(n, 1e-300),
-                n_signed=int(active.sum()),
-            )
+            err.zeros = _ZEROS[0]
             raise err
         slack = G @ x - h if G.shape[0] else np.zeros(0)
         scale_h = np.maximum(1.0, np.abs(h))
@@ -339,6 +327,7 @@ def newton_maxent(
 
 
 _PREV = [None]
+_ZEROS = [np.zeros(0, dtype=int)]  # what the last stalled Newton run proved 0
 
 
 def lp_forced_zeros(A_eq, b_eq, G, h, suspects) -> np.ndarray:
@@ -475,6 +464,9 @@ def _newton_eq(
     it = 0
     stall = 0
     stalled = False
+    stalled_for = 0
+    history: list[float] = []
+    _ZEROS[0] = np.zeros(0, dtype=int)
     ridge_state = {}
     prev = (lam, logW)
     for it in range(1, max_iter + 1):
@@ -550,11 +542,25 @@ def _newton_eq(
         lam, x, logW, phi = lam_new, x_new, logW_new, phi_new
         res_new = float(np.max(np.abs(A @ x - b) / scale, initial=0.0))
         slow = res_new > 0.2 * res
-        if it >= 4 and (slow or res_new <= tol) and np.min(x / n, initial=1.0) < 1e-13:
-            # linear convergence towards the boundary: cells forced to 0 (see
-            # recession_zeros); stop and let the caller remove them
+        history.append(res_new)
+        if it > 15 and res_new > 0.5 * history[-11] and res_new > tol:
+            # no progress in 10 steps (tiny steps next to the boundary): give the
+            # caller the cells near 0 to decide
             stalled = True
             break
+        if it >= 4 and (slow or res_new <= tol) and np.min(x / n, initial=1.0) < 1e-13:
+            # linear convergence towards the boundary: cells forced to 0. Stop once the
+            # last step proves them (recession_zeros: the rest of the answer has to settle
+            # first), or after 40 more steps; the caller removes them
+            stalled_for += 1
+            ratio = x / np.maximum(n, 1e-300)
+            zeros = recession_zeros(
+                A, K.cls, K.R, b, prev[0], lam, prev[1], logW, ratio, n_signed=n_signed
+            )
+            if len(zeros) or stalled_for > 40:
+                _ZEROS[0] = zeros
+                stalled = True
+                break
     r = A @ x - b
     res = float(np.max(np.abs(r) / scale, initial=0.0))
     gap = float(lam @ (b - A @ x)) if len(lam) else 0.0
