@@ -454,7 +454,7 @@ def _newton_job(args, kw):
 
 
 def _run_jobs(jobs, kw, client, progress):
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
 
     cells = sum(len(a[0]) for _, a in jobs)
     show = progress if progress is not None else (client is not None or cells > 500_000)

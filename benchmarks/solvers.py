@@ -1,0 +1,614 @@
+"""Solver comparison (issue 5): our solver ("maxent") against cvxpy's exponential-cone solvers.
+
+Not a test: a by-hand benchmark that writes a report.
+
+For each instance and each installed solver (``maxent_privacy.solve.exp_cone_solvers()``
+plus our ``"maxent"``) one child process (``python benchmarks/solvers.py --child ...``)
+solves Du et al.'s Figure 1 once with the same solver (a warm-up: imports and first-call
+costs), prepares the instance (data, releases, rules; not timed), then times the model build
+(``MaxEntModel(...)`` + ``add``) and ``model.solve(solver=...)``, and reports the
+iterations, our certificate (entropy, residual, gap), the peak resident memory of the
+child (``ru_maxrss``; the child's RSS after preparing the instance is reported too, so the
+difference is what build + solve added) and ``result.posterior()``. A child that exceeds
+the time cap is killed and recorded as "timeout"; an exception is recorded as an error row.
+The reference answer of an instance is the finished run with the smallest certificate
+residual; ``max |Δ post|`` is the largest absolute difference of any posterior against it.
+
+cvxpy solvers run with ``polish=False`` (their own answer; the package's Newton polish of a
+big component can take minutes, see ``republish.py``) and the default ``tol=1e-6``; the row
+``CLARABEL+polish`` is Clarabel with the package default ``polish=True`` (not on the
+multi-release Adult instance); the row ``CLARABEL-plain`` (targets 1 and 2) is cvxpy + Clarabel
+on the same model as one problem (``decompose=False, presolve=False, polish=False``: the
+generic path, without this package's presolve, closed form and decomposition); if our
+certificate rejects the answer (``InaccurateSolution``) the run is repeated at ``tol=1e-4``
+and the row says so. ``"maxent"`` runs with the package defaults.
+
+Instances:
+
+* ``du-fig1`` -- Du et al. Figure 1 (10 records) with the fact P(Flu | male) = 0.5.
+* ``du-adult-K`` -- ``datasets.du2008_adult()`` (14,210 records) anatomized (education,
+  l = 5, seed 0, HS-grad and Some-college non-sensitive), with the mixed Top-(K/2, K/2)
+  association rules (``mine_rules``, min support 3) for K = 0, 100, 1000, 5000.
+* ``wang-2x7200`` -- Wang et al.'s setting as in ``republish.py``: D1, D2 of 7,200 records
+  each (6,000 shared), occupation as SA, Anatomy l = 3 with a person column, pooled
+  ``MaxEntModel([D'1, D'2])``.
+* ``adult-10rel`` -- all 45,222 Adult records arriving in 10 equal increments; release i
+  is Anatomy (occupation, l = 3, person column, seed i) of the records present at step i;
+  one pooled model of the 10 releases.
+* ``synth-N`` -- N records resampled from Adult with replacement (fresh pseudonyms),
+  N = 10k, 30k, 100k, 300k, 1M, 5 cumulative releases as above; ``"maxent"`` only. Sizes
+  after one that exceeded the cap (or whose predicted time does) are "skipped (cap)".
+
+Run from the repository root::
+
+    python benchmarks/solvers.py            # full run
+    python benchmarks/solvers.py --quick    # smoke run (small instances, short caps)
+
+Options: ``--out DIR`` (default ``benchmarks/results``), ``--cap SECONDS`` (per run, default
+120), ``--scs-cap SECONDS`` (SCS, default min(cap, 30)), ``--big-cap SECONDS`` (synthetic
+populations, default 300). Writes ``solvers.md``,
+``solvers.json`` and ``solvers.png`` (``solvers-quick.*`` with ``--quick``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pickle
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import jsonable, machine_info  # noqa: E402
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+CATEGORICAL = [
+    "workclass",
+    "education",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "native_country",
+]
+WANG_SA = "occupation"
+WANG_QI = [c for c in CATEGORICAL if c != WANG_SA]
+WANG_L = 3
+
+FULL = {
+    "du_k": [0, 100, 1000, 5000],
+    "wang_n": 7_200,
+    "wang_shared": 6_000,
+    "adult_releases": 10,
+    "synth_sizes": [10_000, 30_000, 100_000, 300_000, 1_000_000],
+    "synth_releases": 5,
+}
+QUICK = {
+    "du_k": [0, 100],
+    "wang_n": 1_200,
+    "wang_shared": 1_000,
+    "adult_releases": 3,
+    "adult_n": 6_000,
+    "synth_sizes": [10_000, 30_000],
+    "synth_releases": 5,
+}
+
+
+# ------------------------------------------------------------------------ instances
+def exemptions(frames, sa: str, l: int) -> list:  # noqa: E741
+    out = set()
+    for f in frames:
+        counts = f[sa].value_counts()
+        out |= {v for v, c in counts.items() if c * l > len(f)}
+    return sorted(out)
+
+
+def cumulative_releases(frame: pd.DataFrame, k: int, seed: int = 0) -> list:
+    """Release i = Anatomy of the first i/k of a seeded permutation of ``frame``."""
+    from maxent_privacy.anonymize import rebucketize
+
+    perm = np.random.default_rng(seed).permutation(len(frame))
+    steps = np.linspace(0, len(frame), k + 1).round().astype(int)[1:]
+    exempt = exemptions([frame.iloc[perm[: steps[0]]], frame], WANG_SA, WANG_L)
+    return [
+        rebucketize(
+            frame.iloc[perm[:s]],
+            WANG_QI,
+            WANG_SA,
+            WANG_L,
+            person="pid",
+            seed=i + 1,
+            nonsensitive=exempt or None,
+        )
+        for i, s in enumerate(steps)
+    ]
+
+
+def prepare(spec: dict):
+    """Untimed part: data, releases, rules. Returns a function that builds the model."""
+    from maxent_privacy import Bucketized, MaxEntModel, anonymize, datasets
+    from maxent_privacy.rules import mine_rules
+
+    kind = spec["kind"]
+    if kind == "du-fig1":
+        release = Bucketized(
+            datasets.du2008_figure1(), qi=["gender", "degree"], sa="disease", group="bucket"
+        )
+
+        def build():
+            model = MaxEntModel(release)
+            model.add(model.P("Flu", gender="male") == 0.5)
+            return model
+
+        return build
+    if kind == "du-adult":
+        frame = datasets.du2008_adult()
+        release = anonymize.anatomize(
+            frame,
+            list(datasets.ADULT_QI),
+            "education",
+            l=5,
+            seed=0,
+            nonsensitive=["HS-grad", "Some-college"],
+        )
+        rules = mine_rules(frame, qi=list(datasets.ADULT_QI), sa="education", min_support=3)
+        k = spec["k"]
+        top = rules.top(k // 2, k - k // 2)
+
+        def build():
+            model = MaxEntModel(release)
+            if k:
+                model.add(top)
+            return model
+
+        return build
+    adult = datasets.load_adult()
+    if kind == "wang":
+        from maxent_privacy.anonymize import rebucketize
+
+        adult = adult.assign(pid=np.arange(len(adult)))
+        n, shared = spec["n"], spec["shared"]
+        perm = np.random.default_rng(0).permutation(len(adult))
+        d2 = adult.iloc[perm[:n]]
+        d1 = adult.iloc[np.concatenate([perm[:shared], perm[n : n + n - shared]])]
+        exempt = exemptions([d1, d2], WANG_SA, WANG_L) or None
+        r1 = rebucketize(d1, WANG_QI, WANG_SA, WANG_L, person="pid", seed=1, nonsensitive=exempt)
+        r2 = rebucketize(d2, WANG_QI, WANG_SA, WANG_L, person="pid", seed=2, nonsensitive=exempt)
+        releases = [r1, r2]
+    elif kind == "adult-rel":
+        if spec.get("n"):
+            adult = adult.iloc[np.random.default_rng(7).permutation(len(adult))[: spec["n"]]]
+        adult = adult.assign(pid=np.arange(len(adult)))
+        releases = cumulative_releases(adult, spec["releases"])
+    elif kind == "synth":
+        idx = np.random.default_rng(spec["n"]).integers(0, len(adult), spec["n"])
+        frame = adult.iloc[idx].reset_index(drop=True)
+        frame = frame.assign(pid=np.arange(len(frame)))
+        releases = cumulative_releases(frame, spec["releases"])
+    else:
+        raise ValueError(kind)
+
+    def build():
+        return MaxEntModel(releases)
+
+    return build
+
+
+def child(spec_path: str) -> None:
+    """Run one (instance, solver) and write ``<spec>.out.pkl``."""
+    warnings.simplefilter("ignore")
+    spec = json.loads(Path(spec_path).read_text())
+    out: dict = {}
+    try:
+        from maxent_privacy import InaccurateSolution
+
+        if spec.get("warm_up", True):  # imports and first-call costs, paid by no timed run
+            fig1 = prepare({"kind": "du-fig1"})()
+            fig1.solve(solver=spec["solver"].removesuffix("+polish").removesuffix("-plain"))
+        out["sources"] = machine_info()["maxent_privacy_sources"]["sha256"]
+        t0 = time.perf_counter()
+        build = prepare(spec)
+        out["prepare_time"] = time.perf_counter() - t0
+        out["rss_prepared_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t0 = time.perf_counter()
+        model = build()
+        out["build_time"] = time.perf_counter() - t0
+        solver = spec["solver"]
+        kw = {} if solver == "maxent" else {"polish": False}
+        if solver.endswith("+polish"):  # the package default: cvxpy answer + Newton polish
+            solver, kw = solver.removesuffix("+polish"), {}
+        if solver.endswith("-plain"):  # the generic path: one cvxpy problem, no presolve
+            solver = solver.removesuffix("-plain")
+            kw = {"polish": False, "decompose": False, "presolve": False}
+        t0 = time.perf_counter()
+        try:
+            result = model.solve(solver=solver, **kw)
+        except InaccurateSolution as err:
+            out["note"] = f"tol 1e-4 (1e-6 rejected: {str(err)[:80]})"
+            result = model.solve(solver=solver, tol=1e-4, **kw)
+        out["solve_time"] = time.perf_counter() - t0
+        out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        s = result.solver_stats
+        c = result.certificate
+        out["stats"] = {
+            k: s.get(k)
+            for k in (
+                "solver",
+                "iterations",
+                "setup_time",
+                "solve_time",
+                "total_time",
+                "components",
+                "solved",
+                "fixed_by_presolve",
+                "cells",
+            )
+        }
+        out["residual"] = float(c.primal_residual)
+        out["entropy"] = float(c.entropy)
+        out["gap"] = float(c.gap)
+        out["status"] = result.status if hasattr(result, "status") else "ok"
+        out["n_vars"] = len(model.cells)
+        post = result.posterior()
+        out["posterior"] = post
+    except Exception as err:
+        out["error"] = f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
+        out["traceback"] = traceback.format_exc()
+    with open(spec_path + ".out.pkl", "wb") as fh:
+        pickle.dump(out, fh)
+
+
+def run_capped(spec: dict, cap: float, tmp: Path) -> dict:
+    path = tmp / f"{spec['instance']}-{spec['solver']}.json"
+    path.write_text(json.dumps(spec))
+    t0 = time.perf_counter()
+    row = {"instance": spec["instance"], "solver": spec["solver"]}
+    try:
+        subprocess.run(
+            [sys.executable, __file__, "--child", str(path)],
+            timeout=cap,
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+    except subprocess.TimeoutExpired:
+        row["error"] = f"timeout (cap {cap:g} s)"
+        row["wall"] = time.perf_counter() - t0
+        return row
+    row["wall"] = time.perf_counter() - t0
+    out_path = Path(str(path) + ".out.pkl")
+    if not out_path.exists():
+        row["error"] = "child died (no output; killed by memory?)"
+        return row
+    with open(out_path, "rb") as fh:
+        row.update(pickle.load(fh))
+    return row
+
+
+def delta_posteriors(rows: list[dict]) -> None:
+    """Reference = finished run with the smallest residual; max |Δ posterior| against it."""
+    by_inst: dict[str, list[dict]] = {}
+    for r in rows:
+        by_inst.setdefault(r["instance"], []).append(r)
+    for group in by_inst.values():
+        done = [r for r in group if "posterior" in r]
+        if not done:
+            continue
+        ref = min(done, key=lambda r: r["residual"])
+        for r in done:
+            r["reference"] = ref["solver"]
+            a, b = r["posterior"].align(ref["posterior"], join="outer")
+            r["max_dpost"] = float(
+                np.nanmax(np.abs(a.fillna(0).to_numpy() - b.fillna(0).to_numpy()))
+            )
+
+
+# ------------------------------------------------------------------------ report
+def fmt(v, spec):
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return ""
+    return format(v, spec)
+
+
+def table(rows: list[dict]) -> str:
+    head = (
+        "| instance | solver | variables | build s | solve s | total s | peak RSS MB "
+        "(after prep) | iterations | entropy (nats/rec) | residual | max abs Δ post | note |"
+    )
+    lines = [head, "|" + "---|" * 12]
+    for r in rows:
+        if "error" in r:
+            lines.append(
+                f"| {r['instance']} | {r['solver']} | | | | | | | | | | {r['error'][:120]} |"
+            )
+            continue
+        total = r["build_time"] + r["solve_time"]
+        lines.append(
+            f"| {r['instance']} | {r['solver']} | {r.get('n_vars', '')} | "
+            f"{r['build_time']:.3f} | {r['solve_time']:.3f} | {total:.3f} | "
+            f"{r['peak_rss_mb']:.0f} ({r['rss_prepared_mb']:.0f}) | "
+            f"{r['stats'].get('iterations', '')} | {r['entropy']:.6f} | {r['residual']:.1e} | "
+            f"{fmt(r.get('max_dpost'), '.1e')} | {r.get('note', '')} |"
+        )
+    return "\n".join(lines)
+
+
+def total(r):
+    return r["build_time"] + r["solve_time"] if "solve_time" in r else float("nan")
+
+
+def targets(rows: list[dict], cfg) -> list[tuple[str, str, str]]:
+    def get(inst, solver):
+        return next((r for r in rows if r["instance"] == inst and r["solver"] == solver), None)
+
+    out = []
+
+    def ratio_target(label, inst, limit, min_ratio, agree=None):
+        ours, cl = get(inst, "maxent"), get(inst, "CLARABEL")
+        if ours is None or "solve_time" not in ours:
+            out.append((label, "not run", ""))
+            return
+        t = total(ours)
+        if cl is None or "solve_time" not in cl:
+            ratio = float("nan")
+            cl_txt = f"Clarabel: {cl.get('error', 'not run') if cl else 'not run'}"
+        else:
+            ratio = total(cl) / t
+            cl_txt = f"Clarabel {total(cl):.2f} s -> {ratio:.1f}x"
+        ok = t <= limit and (not math.isfinite(ratio) or ratio >= min_ratio)
+        if not math.isfinite(ratio):
+            ok = ok and cl is not None  # a Clarabel timeout means at least cap/t
+        text = f"ours {t:.3f} s (limit {limit} s); {cl_txt} (need >= {min_ratio}x)"
+        pol = get(inst, "CLARABEL+polish")
+        if pol is not None and "solve_time" in pol:
+            text += f"; Clarabel+polish {total(pol):.2f} s -> {total(pol) / t:.1f}x"
+        plain = get(inst, "CLARABEL-plain")
+        if plain is not None and "solve_time" in plain:
+            # cvxpy + Clarabel on the same model as one problem (no decomposition, presolve)
+            text += f"; plain cvxpy+Clarabel {total(plain):.2f} s -> {total(plain) / t:.1f}x"
+        if agree is not None:
+            dmax = max(
+                (r["max_dpost"] for r in rows if r["instance"] == inst and "max_dpost" in r),
+                default=float("nan"),
+            )
+            dpol = pol.get("max_dpost", float("nan")) if pol else float("nan")
+            text += (
+                f"; max abs Δ post: ours vs Clarabel+polish {dpol:.1e}, "
+                f"largest over all solvers {dmax:.1e} (need <= {agree:g})"
+            )
+            ok = ok and dpol <= agree
+        out.append((label, "met" if ok else "missed", text))
+
+    if 1000 in cfg["du_k"]:
+        ratio_target("1. Du Adult K=1000", "du-adult-1000", 0.5, 20, agree=1e-6)
+    ratio_target(f"2. Wang 2 x {cfg['wang_n']:,}", f"wang-2x{cfg['wang_n']}", 0.3, 20)
+    ours = get("adult-10rel", "maxent") if cfg["adult_releases"] == 10 else None
+    if ours is not None and "solve_time" in ours:
+        out.append(
+            (
+                "3. Full Adult, 10 releases",
+                "met" if total(ours) <= 5 else "missed",
+                f"{total(ours):.2f} s (limit 5 s)",
+            )
+        )
+    big = get("synth-1000000", "maxent")
+    if big is not None and "solve_time" in big:
+        ok = total(big) <= 60 and big["peak_rss_mb"] <= 4096
+        out.append(
+            (
+                "4. 1,000,000 records, 5 releases",
+                "met" if ok else "missed",
+                f"{total(big):.1f} s (limit 60 s), "
+                f"peak RSS {big['peak_rss_mb']:.0f} MB (limit 4096)",
+            )
+        )
+    elif big is not None:
+        out.append(("4. 1,000,000 records, 5 releases", "missed", big.get("error", "")))
+    synth = [r for r in rows if r["instance"].startswith("synth-") and "solve_time" in r]
+    if len(synth) >= 2:
+        n = np.array([int(r["instance"].split("-")[1]) for r in synth], dtype=float)
+        t = np.array([total(r) for r in synth])
+        slope = np.polyfit(np.log(n), np.log(t), 1)[0]
+        out.append(
+            (
+                "4b. time vs records near-linear",
+                "met" if slope <= 1.2 else "missed",
+                f"log-log slope {slope:.2f} over {int(n.min()):,}..{int(n.max()):,} records",
+            )
+        )
+    return out
+
+
+def plot(rows, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    ok = [r for r in rows if "solve_time" in r]
+    du = [r for r in ok if r["instance"].startswith("du-adult-")]
+    for solver in sorted({r["solver"] for r in du}):
+        pts = sorted(
+            (int(r["instance"].split("-")[-1]), total(r)) for r in du if r["solver"] == solver
+        )
+        axes[0].plot([max(k, 10) for k, _ in pts], [t for _, t in pts], "o-", label=solver)
+    axes[0].set(
+        xscale="log", yscale="log", xlabel="K rules (0 drawn at 10)", ylabel="build + solve (s)"
+    )
+    axes[0].set_title("Du Adult (14,210 records)")
+    axes[0].legend()
+    synth = sorted(
+        (int(r["instance"].split("-")[1]), total(r))
+        for r in ok
+        if r["instance"].startswith("synth-")
+    )
+    if synth:
+        axes[1].plot(*zip(*synth, strict=True), "o-", label="maxent, 5 releases")
+        axes[1].set(xscale="log", yscale="log", xlabel="records", ylabel="build + solve (s)")
+        axes[1].set_title("Synthetic population")
+        axes[1].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--cap", type=float, default=None)
+    parser.add_argument("--big-cap", type=float, default=None)
+    parser.add_argument("--scs-cap", type=float, default=None)
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args.child)
+        return 0
+    from maxent_privacy.solve import exp_cone_solvers
+
+    cfg = QUICK if args.quick else FULL
+    cap = args.cap or (30.0 if args.quick else 120.0)
+    big_cap = args.big_cap or (60.0 if args.quick else 300.0)
+    scs_cap = args.scs_cap or min(cap, 30.0)
+    cvx = exp_cone_solvers()
+    solvers = ["maxent"] + [s for s in ("CLARABEL", "ECOS", "MOSEK", "SCS") if s in cvx]
+    info = machine_info()
+    command = "python " + " ".join(
+        ["benchmarks/solvers.py", *(argv if argv is not None else sys.argv[1:])]
+    )
+    instances = [("du-fig1", {"kind": "du-fig1"})]
+    instances += [(f"du-adult-{k}", {"kind": "du-adult", "k": k}) for k in cfg["du_k"]]
+    instances.append(
+        (
+            f"wang-2x{cfg['wang_n']}",
+            {"kind": "wang", "n": cfg["wang_n"], "shared": cfg["wang_shared"]},
+        )
+    )
+    instances.append(
+        (
+            "adult-10rel" if not args.quick else f"adult-{cfg['adult_releases']}rel",
+            {"kind": "adult-rel", "releases": cfg["adult_releases"], "n": cfg.get("adult_n")},
+        )
+    )
+    rows: list[dict] = []
+    t_start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        for name, spec in instances:
+            extra = ["CLARABEL+polish"] if "CLARABEL" in cvx and spec["kind"] != "adult-rel" else []
+            if "CLARABEL" in cvx and name in ("du-adult-1000", f"wang-2x{cfg['wang_n']}"):
+                extra.append("CLARABEL-plain")
+            for solver in solvers + extra:
+                row = run_capped(
+                    {**spec, "instance": name, "solver": solver},
+                    scs_cap if solver == "SCS" else cap,
+                    tmp,
+                )
+                rows.append(row)
+                print(
+                    f"[{time.perf_counter() - t_start:6.0f} s] {name:16s} {solver:9s} "
+                    + (
+                        row.get("error")
+                        or f"build {row['build_time']:.3f} s, solve {row['solve_time']:.3f} s, "
+                        f"res {row['residual']:.1e}, RSS {row['peak_rss_mb']:.0f} MB"
+                    ),
+                    flush=True,
+                )
+        last, last_n = None, 0
+        for n in cfg["synth_sizes"]:
+            name = f"synth-{n}"
+            if last is not None and ("error" in last or total(last) * (n / last_n) > big_cap):
+                rows.append({"instance": name, "solver": "maxent", "error": "skipped (cap)"})
+                print(f"{name} skipped (cap)", flush=True)
+                continue
+            row = run_capped(
+                {
+                    "kind": "synth",
+                    "n": n,
+                    "releases": cfg["synth_releases"],
+                    "instance": name,
+                    "solver": "maxent",
+                },
+                big_cap,
+                tmp,
+            )
+            rows.append(row)
+            last, last_n = row, n
+            print(
+                f"[{time.perf_counter() - t_start:6.0f} s] {name:16s} maxent    "
+                + (
+                    row.get("error")
+                    or f"build {row['build_time']:.2f} s, solve {row['solve_time']:.2f} s, "
+                    f"res {row['residual']:.1e}, RSS {row['peak_rss_mb']:.0f} MB"
+                ),
+                flush=True,
+            )
+    delta_posteriors(rows)
+    elapsed = time.perf_counter() - t_start
+    suffix = "-quick" if args.quick else ""
+    args.out.mkdir(parents=True, exist_ok=True)
+    png = args.out / f"solvers{suffix}.png"
+    plot(rows, png)
+    tgt = targets(rows, cfg)
+    md = [
+        "# Solver comparison" + (" (quick)" if args.quick else ""),
+        "",
+        f"Command: `{command}` (total {elapsed:.0f} s, per-run cap {cap:g} s, SCS {scs_cap:g} s, "
+        f"synthetic {big_cap:g} s).",
+        "",
+        "Machine: "
+        + f"{info['platform']}, {info['nproc']} cores, Python {info['python']}; "
+        + ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+        + f"; sources {info['maxent_privacy_sources']['sha256']}, {info['date']}.",
+        "",
+        "Build = `MaxEntModel(...)` + `add`; solve = `model.solve(solver=...)` (cvxpy solvers with "
+        "`polish=False`, except `CLARABEL+polish`: the package default); peak RSS = the child "
+        "process's `ru_maxrss` (in brackets: after loading "
+        "data and making the releases, before the build). residual = our certificate's primal "
+        "residual; max abs Δ post = largest |posterior − reference posterior|, the reference "
+        "being the finished run with the smallest residual.",
+        "",
+        "Package sources per run (sha256 prefix of maxent_privacy/*.py, read by each child): "
+        + ", ".join(sorted({r.get("sources", "?") for r in rows if "sources" in r}))
+        + ".",
+        "",
+        table(rows),
+        "",
+        "## Targets",
+        "",
+        "| target | verdict | measured |",
+        "|---|---|---|",
+        *[f"| {a} | {b} | {c} |" for a, b, c in tgt],
+        "",
+        f"![time vs K and records](solvers{suffix}.png)",
+        "",
+    ]
+    (args.out / f"solvers{suffix}.md").write_text("\n".join(md))
+    clean = [{k: v for k, v in r.items() if k not in ("posterior", "traceback")} for r in rows]
+    for r, c in zip(rows, clean, strict=True):
+        if "traceback" in r:
+            c["traceback"] = r["traceback"][-2000:]
+    (args.out / f"solvers{suffix}.json").write_text(
+        json.dumps(
+            jsonable({"machine": info, "command": command, "rows": clean, "targets": tgt}), indent=1
+        )
+    )
+    print(table(rows))
+    for a, b, c in tgt:
+        print(f"{a}: {b} -- {c}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
