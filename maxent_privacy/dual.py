@@ -148,6 +148,8 @@ def _solve_newton(H, g, state=None):
     the system stays consistent and any solution moves x the same way, so the ridge only
     picks one. SuperLU does not always warn on a singular matrix: the residual decides.
     """
+    if H.shape[0] == 0:
+        return np.zeros(0)
     diag_max = max(1.0, float(np.abs(H.diagonal()).max(initial=0.0)))
     eye = sp.identity(H.shape[0], format="csc")
     gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)

@@ -921,7 +921,21 @@ def solve_model(
                 if not len(found) and len(small):
                     _, cl_b, R_b, O_b, b_b, G_b, h_b = job_args
                     A_b = sp.vstack([class_rows(cl_b, len(R_b)), O_b], format="csr")
-                    found = lp_forced_zeros(A_b, np.concatenate([R_b, b_b]), G_b, h_b, small)
+                    rhs_b = np.concatenate([R_b, b_b])
+                    # one LP per connected component that holds suspects (smaller LPs)
+                    comp_b = comp_loc[cm]
+                    found = []
+                    for k in np.unique(comp_b[small]):
+                        ck = np.flatnonzero(comp_b == k)
+                        rk = np.flatnonzero(np.diff(sp.csr_array(A_b[:, ck]).indptr) > 0)
+                        gk = hk_ = None
+                        if G_b is not None:
+                            gi = np.flatnonzero(np.diff(sp.csr_array(G_b[:, ck]).indptr) > 0)
+                            gk, hk_ = sp.csr_array(G_b[gi][:, ck]), h_b[gi]
+                        pos = np.searchsorted(ck, small[comp_b[small] == k])
+                        sub = lp_forced_zeros(sp.csr_array(A_b[rk][:, ck]), rhs_b[rk], gk, hk_, pos)
+                        found.append(ck[sub])
+                    found = np.concatenate(found) if found else np.zeros(0, dtype=int)
                     how = "LP"
                 if len(found):
                     # cells every feasible answer puts at 0: remove them and solve again
