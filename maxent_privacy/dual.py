@@ -150,7 +150,19 @@ def _solve_newton(H, g, state=None):
     """
     if H.shape[0] == 0:
         return np.zeros(0)
-    diag_max = max(1.0, float(np.abs(H.diagonal()).max(initial=0.0)))
+    diag = H.diagonal()
+    if (diag <= 0).any():
+        # a row whose cells are whole classes of one cell each has no curvature: x cannot
+        # move it. Solve without it (SuperLU on a zero pivot calls BLAS with bad sizes)
+        keep = np.flatnonzero(diag > 0)
+        d = np.zeros(H.shape[0])
+        if len(keep):
+            sub = _solve_newton(sp.csc_array(H[keep][:, keep]), g[keep], state)
+            if sub is None:
+                return None
+            d[keep] = sub
+        return d
+    diag_max = max(1.0, float(np.abs(diag).max(initial=0.0)))
     eye = sp.identity(H.shape[0], format="csc")
     gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
     ridges = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
