@@ -993,7 +993,11 @@ def solve_model(
             }
         )
         todo = todo[:0]
-    for k in todo:
+    from tqdm import tqdm
+
+    # a bar for long conic solves: many components or many cells
+    show = progress if progress is not None else (len(todo) > 200 or n_free > 200_000)
+    for k in tqdm(todo, desc=solver_name, unit="component", disable=not show or not len(todo)):
         cidx = order[bounds[k] : bounds[k + 1]]
         rows_k = row_order[row_bounds[k] : row_bounds[k + 1]]
         dk = rows_k[rows_k < n_rows_d]

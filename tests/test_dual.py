@@ -191,3 +191,13 @@ def test_dask_local_cluster_gives_the_same_posterior():
 def test_client_needs_maxent(figure1):
     with pytest.raises(ValueError, match="maxent"):
         figure1.solve(solver="ECOS", client=object())
+
+
+def test_progress_bar_on_request(figure1, capsys):
+    figure1.add(figure1.P("Flu", gender="male") == 0.3)
+    figure1.solve(progress=True)
+    figure1.solve(solver="CLARABEL", progress=True)
+    err = capsys.readouterr().err
+    assert "maxent" in err and "CLARABEL" in err and "100%" in err
+    figure1.solve()  # small: no bar by default
+    assert "100%" not in capsys.readouterr().err
