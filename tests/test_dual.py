@@ -201,3 +201,24 @@ def test_progress_bar_on_request(figure1, capsys):
     assert "maxent" in err and "CLARABEL" in err and "100%" in err
     figure1.solve()  # small: no bar by default
     assert "100%" not in capsys.readouterr().err
+
+
+def test_placements_of_generalized_releases_go_to_clarabel():
+    from test_pooled_bruteforce import releases_of
+
+    frame = pd.DataFrame(
+        {
+            "pid": ["p0", "p1", "p2", "p3"],
+            "age": [20, 21, 22, 23],
+            "sex": ["F", "F", "M", "M"],
+            "s": ["a", "b", "a", "c"],
+            "b": [1, 1, 2, 2],
+            "g": [1, 2, 1, 2],  # age cells [20-22] and [21-23] overlap: placements
+        }
+    )
+    bucket, general, population = releases_of(frame)
+    model = MaxEntModel([bucket, general], populations=[None, population])
+    assert (model._ref >= 0).any()
+    with pytest.raises(UnsupportedModel, match="generalized release"):
+        model.solve(solver="maxent")
+    assert model.solve().solver_stats["solver"] == "CLARABEL"
