@@ -330,8 +330,8 @@ def _build_placed(model, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa) -> N
     v_index = pd.Index(values)
     nv = len(values)
     gcode = np.full((P, R), -1, dtype=np.int64)
-    present, row_at, counts, group_names = [], [], [], []
-    n_rows = 0
+    present, row_at, counts, group_names, bucket_keys = [], [], [], [], []
+    n_rows = n_groups_before = 0
     for r, rel in enumerate(rels):
         f = rel.frame
         sub = cand[cand["r"].to_numpy() == r]
@@ -347,13 +347,16 @@ def _build_placed(model, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa) -> N
         at = np.full((len(groups), nv), -1, dtype=np.int64)
         at[gi, si] = n_rows + np.arange(len(c))
         n_rows += len(c)
+        bucket_keys.append(n_groups_before + gi)
+        n_groups_before += len(groups)
         present.append(pres)
         row_at.append(at)
         counts.append(c)
         group_names.append(np.array([f"r{r + 1}:{_shown(g)}" for g in groups], dtype=object))
     counts = pd.concat(counts, ignore_index=True)
     counts["row"] = np.arange(len(counts))
-    bucket_key = pd.factorize(pd.MultiIndex.from_frame(counts[["release", "group"]]))[0]
+    # (release, group) pairs numbered in order: each release's sorted groups after the last
+    bucket_key = np.concatenate(bucket_keys)
 
     split = np.where(persons["pid"].isin(list(model._split)), persons["pid"].astype(str), "")
     keys = persons[qi].copy()
