@@ -1,9 +1,10 @@
 """maxent_privacy: what can an adversary infer from a published anonymized table?
 
 The data flow, one module each: releases (``data``) -> model and knowledge (``model``)
--> solve with a certificate (``solve``) -> posteriors and duals (``results``) -> privacy
-metrics (``metrics``); ``anonymize`` produces releases, ``datasets`` ships the papers'
-examples and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
+-> solve with a certificate (``solve``; our own dual Newton solver in ``dual``) ->
+posteriors and duals (``results``) -> privacy metrics (``metrics``) and plots
+(``plotting``); ``anonymize`` produces releases, ``datasets`` ships the papers' examples
+and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
 
 >>> from maxent_privacy import Bucketized, MaxEntModel, datasets
 >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
