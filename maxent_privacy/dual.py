@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,7 +46,16 @@ __all__ = ["newton_maxent", "DualResult", "NotConverged"]
 
 
 class NotConverged(RuntimeError):
-    """Newton's method on the dual did not reach the certificate's tolerance."""
+    """Newton's method on the dual did not reach the certificate's tolerance.
+
+    ``small``: cells that went next to 0 (suspects for an LP); ``zeros``: cells the
+    dual's recession certificate proved 0 (:func:`recession_zeros`), possibly empty.
+    """
+
+    def __init__(self, message: str, small=(), zeros=()):
+        super().__init__(message)
+        self.small = np.asarray(small, dtype=int)
+        self.zeros = np.asarray(zeros, dtype=int)
 
 
 class DualUnbounded(NotConverged):
@@ -54,8 +63,14 @@ class DualUnbounded(NotConverged):
 
     Every term -x log(x/n) is >= 0 here (x_j <= R_c <= n_j), so a feasible problem has
     maximum entropy >= 0 and phi >= 0 at every (lam, mu >= 0) by weak duality: phi < 0
-    is a certificate of infeasibility. ``cells`` are the cells of those components.
+    is a certificate of infeasibility. ``components`` are those components and
+    ``cell_comp`` the component of every cell.
     """
+
+    def __init__(self, message: str, components, cell_comp):
+        super().__init__(message)
+        self.components = components
+        self.cell_comp = cell_comp
 
 
 @dataclass
@@ -69,7 +84,6 @@ class DualResult:
     gap: float  # phi - H(x), nats (count scale)
     phi: float
     status: str
-    small: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
 
 
 def _segments(cls: np.ndarray):
@@ -192,8 +206,7 @@ def _components(n_cells, cls, rows):
     from scipy.sparse.csgraph import connected_components
 
     m = n_cells
-    C = int(cls.max()) + 1 if m else 0
-    blocks = [sp.csr_array((np.ones(m), (cls, np.arange(m))), shape=(C, m))]
+    blocks = [class_rows(cls, int(cls.max()) + 1 if m else 0)]
     blocks += [sp.csr_array(abs(r)) for r in rows if r is not None and r.shape[0]]
     inc = sp.vstack(blocks, format="csr")
     big = sp.bmat([[None, inc.T], [inc, None]], format="csr")
@@ -273,8 +286,8 @@ def newton_maxent(
             verbose,
             n_signed=int(active.sum()),
         )
-        total_iter += out[3]
-        nu_all, x, logW, _, ok = out
+        nu_all, x, logW, iters, ok, proved = out
+        total_iter += iters
         lam = nu_all[: O.shape[0]]
         mu_new = np.zeros(G.shape[0])
         mu_new[active] = nu_all[O.shape[0] :]
@@ -286,14 +299,12 @@ def newton_maxent(
             continue
         if not ok:
             small = np.flatnonzero(x < 1e-3 * n)
-            err = NotConverged(
+            raise NotConverged(
                 f"Newton on the dual stopped after {total_iter} iterations without "
-                f"reaching the tolerance ({len(small)} cells near 0)"
+                f"reaching the tolerance ({len(small)} cells near 0)",
+                small=small,
+                zeros=proved,
             )
-            err.small = small
-            err.x = x
-            err.zeros = _ZEROS[0]
-            raise err
         slack = G @ x - h if G.shape[0] else np.zeros(0)
         scale_h = np.maximum(1.0, np.abs(h))
         bad_mu = active & (mu_new < -1e-12 * max(1.0, np.abs(mu_new).max(initial=0.0)))
@@ -332,16 +343,9 @@ def newton_maxent(
             bad_slack[top] = True
         active = (active & ~bad_mu) | bad_slack
         mu = np.maximum(mu_new, 0.0)
-    err = NotConverged(
+    raise NotConverged(
         f"the active set of the inequality facts did not settle in {max_rounds} rounds"
     )
-    err.small = np.zeros(0, dtype=int)
-    err.x = None
-    raise err
-
-
-_PREV = [None]
-_ZEROS = [np.zeros(0, dtype=int)]  # what the last stalled Newton run proved 0
 
 
 def lp_forced_zeros(A_eq, b_eq, G, h, suspects) -> np.ndarray:
@@ -480,7 +484,7 @@ def _newton_eq(
     stalled = False
     stalled_for = 0
     history: list[float] = []
-    _ZEROS[0] = np.zeros(0, dtype=int)
+    proved = np.zeros(0, dtype=int)  # cells the recession certificate proved 0
     ridge_state = {}
     prev = (lam, logW)
     for it in range(1, max_iter + 1):
@@ -497,7 +501,7 @@ def _newton_eq(
             # until it settles (quadratic convergence) or leaves (the certificate below)
             settled = np.min(x / n, initial=1.0) > 1e-8
             if settled or it > max_iter // 2:
-                return lam, x, logW, it - 1, True
+                return lam, x, logW, it - 1, True, proved
         below = phi - rlog < -1e-9 * np.maximum(1.0, rsum)
         if n_signed and below.any():
             # only a dual point with the inequalities' multipliers >= 0 bounds the
@@ -507,13 +511,12 @@ def _newton_eq(
             if not below.any() and it > 3 and neg.any():
                 break  # the caller drops the rows with negative multipliers
         if below.any():
-            err = DualUnbounded(
+            raise DualUnbounded(
                 f"no answer satisfies the rows of {int(below.sum())} component(s): the dual "
-                "bound fell below 0"
+                "bound fell below 0",
+                components=np.flatnonzero(below),
+                cell_comp=cls_comp[K.cls],
             )
-            err.components = np.flatnonzero(below)
-            err.cell_comp = cls_comp[K.cls]
-            raise err
         if deadline is not None and time.perf_counter() > deadline:
             break
         H = _hessian(A, x, K, m)
@@ -572,11 +575,11 @@ def _newton_eq(
                 A, K.cls, K.R, b, prev[0], lam, prev[1], logW, ratio, n_signed=n_signed
             )
             if len(zeros) or stalled_for > 40:
-                _ZEROS[0] = zeros
+                proved = zeros
                 stalled = True
                 break
     r = A @ x - b
     res = float(np.max(np.abs(r) / scale, initial=0.0))
     gap = float(lam @ (b - A @ x)) if len(lam) else 0.0
-    _PREV[0] = prev
-    return lam, x, logW, it, bool(res <= tol and abs(gap) <= tol * R_tot and not stalled)
+    converged = bool(res <= tol and abs(gap) <= tol * R_tot and not stalled)
+    return lam, x, logW, it, converged, proved

@@ -974,51 +974,33 @@ class MaxEntModel:
     ):
         if client is not None and solver is not None and str(solver).upper() != "MAXENT":
             raise ValueError("client= (Dask) works with solver='maxent' only")
-        if solver is None:
-            from .errors import SolverFailed
-            from .solve import MAXENT, pick_solver
 
-            if pick_solver(None, self) == MAXENT:
-                try:
-                    return self._solve(
-                        solve_model,
-                        MAXENT,
-                        decompose,
-                        presolve,
-                        tol,
-                        verbose,
-                        options,
-                        polish,
-                        client=client,
-                        progress=progress,
-                    )
-                except SolverFailed as err:
-                    # the default falls back on the reference path (Clarabel), and says so
-                    warnings.warn(f"{err}; solved with CLARABEL instead", stacklevel=4)
-                    result = self._solve(
-                        solve_model,
-                        "CLARABEL",
-                        decompose,
-                        presolve,
-                        tol,
-                        verbose,
-                        options,
-                        polish,
-                    )
-                    result.solver_stats["fallback_from"] = f"maxent: {err}"
-                    return result
-        return solve_model(
-            self,
-            solver=solver,
-            decompose=decompose,
-            presolve=presolve,
-            tol=tol,
-            verbose=verbose,
-            options=options,
-            polish=polish,
-            client=client,
-            progress=progress,
-        )
+        def run(name, **extra):
+            return solve_model(
+                self,
+                solver=name,
+                decompose=decompose,
+                presolve=presolve,
+                tol=tol,
+                verbose=verbose,
+                options=options,
+                polish=polish,
+                **extra,
+            )
+
+        from .errors import SolverFailed
+        from .solve import MAXENT, pick_solver
+
+        if solver is not None or pick_solver(None, self) != MAXENT:
+            return run(solver, client=client, progress=progress)
+        try:
+            return run(MAXENT, client=client, progress=progress)
+        except SolverFailed as err:
+            # the default falls back on the reference path (Clarabel), and says so
+            warnings.warn(f"{err}; solved with CLARABEL instead", stacklevel=3)
+            result = run("CLARABEL")
+            result.solver_stats["fallback_from"] = f"maxent: {err}"
+            return result
 
     def __repr__(self) -> str:
         return (

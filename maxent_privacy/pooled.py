@@ -251,15 +251,12 @@ def build_pooled(model) -> None:
     if len(y_cells):
         sa_has_y[np.unique(sp.csc_array(A_sa)[:, y_cells].tocoo().row)] = True
 
-    def shown(g):
-        return int(g) if isinstance(g, float) and g.is_integer() else g
-
     def groups_text(row):
         parts = []
         for r, gs in enumerate(row):
             if _is_missing(gs):
                 continue
-            inner = "|".join(str(shown(g)) for g in gs)
+            inner = "|".join(_shown(g) for g in gs)
             parts.append(f"r{r + 1}:{inner}")
         return ", ".join(parts)
 
@@ -273,27 +270,47 @@ def build_pooled(model) -> None:
     split = classes["split"].to_numpy()[c_arr]
     cells["person"] = pd.Series(split, dtype=object).where(split != "", None)
     cells["kind"] = [
-        k if k == "z" else f"y r{r + 1}:{shown(g)}"
+        k if k == "z" else f"y r{r + 1}:{_shown(g)}"
         for k, r, g in zip(kind, r_of, g_of, strict=True)
     ]
 
-    model.qi, model.sa, model.group = qi, sa, "groups"
-    model._qi_frame = persons[["pid"] + qi]
-    model.n_records = len(persons)
-    model.classes = classes[qi + ["groups", "n"]].assign(
-        person=classes["split"].where(classes["split"] != "", None)
+    classes["person"] = classes["split"].where(classes["split"] != "", None)
+    _install(
+        model,
+        persons=persons[["pid"] + qi],
+        person_class=persons.set_index("pid")["cls"],
+        classes=classes[qi + ["groups", "n", "person"]],
+        cells=cells[qi + ["groups", sa, "cls", "n", "person", "kind"]].copy(),
+        counts=counts,
+        A_sa=A_sa,
+        A_link=A_link,
+        bucket_key=bucket_key,
+        sa_has_y=sa_has_y,
+        ref=np.asarray(ref, dtype=int),
     )
+
+
+def _install(
+    model, persons, person_class, classes, cells, counts, A_sa, A_link, bucket_key, sa_has_y, ref
+) -> None:
+    """Set the pooled model's attributes (both constructions end here)."""
+    qi, sa = model.releases[0].qi, model.releases[0].sa
+    n_cells = len(cells)
+    model.qi, model.sa, model.group = list(qi), sa, "groups"
+    model._qi_frame = persons
+    model.n_records = len(persons)
+    model.classes = classes.reset_index(drop=True)
     model.group_values = counts.rename(columns={"count": "n"})
-    model.cells = cells[qi + ["groups", sa, "cls", "n", "person", "kind"]].copy()
+    model.cells = cells
     model.n_cells = n_cells
-    model._cls = c_arr
+    model._cls = cells["cls"].to_numpy()
     model._gs = None
     model._A_sa = A_sa
     model._A_link = A_link
     model._sa_bucket = bucket_key
     model._sa_has_y = sa_has_y
-    model._ref = np.asarray(ref, dtype=int)
-    model._z = kind == "z"
+    model._ref = ref
+    model._z = ref < 0
     model._n = cells["n"].to_numpy(dtype=float)
     model._class_n = classes["n"].to_numpy(dtype=float)
     model._class_member = np.zeros(len(classes), dtype=bool)
@@ -301,8 +318,9 @@ def build_pooled(model) -> None:
     model._gs_group = bucket_key
     model._qg = np.full(n_cells, -1)
     model._qg_n = np.zeros(0)
-    model._qg_table = pd.DataFrame(columns=qi + ["groups", "n"])
-    model._person_class = persons.set_index("pid")["cls"]
+    model._qg_table = pd.DataFrame(columns=list(qi) + ["groups", "n"])
+    model._person_class = person_class
+    split = cells["person"].fillna("").to_numpy()
     model._cell_key_fn = lambda: list(
         zip(*(cells[c] for c in qi), cells["groups"], split, cells[sa], cells["kind"], strict=True)
     )
@@ -417,39 +435,17 @@ def _build_placed(model, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa) -> N
     cells["person"] = person_col.to_numpy()[c_arr]
     cells["kind"] = "z"
 
-    model.qi, model.sa, model.group = qi, sa, "groups"
-    model._qi_frame = persons[["pid"] + qi]
-    model.n_records = P
-    model.classes = classes[qi + ["groups", "n"]].assign(person=person_col)
-    model.group_values = counts.rename(columns={"count": "n"})
-    model.cells = cells
-    model.n_cells = n_cells
-    model._cls = c_arr
-    model._gs = None
-    model._A_sa = A_sa
-    model._A_link = sp.csr_array((0, n_cells))
-    model._sa_bucket = bucket_key
-    model._sa_has_y = np.zeros(len(counts), dtype=bool)
-    model._ref = np.full(n_cells, -1)
-    model._z = np.ones(n_cells, dtype=bool)
-    model._n = cls_n[c_arr].astype(float)
-    model._class_n = cls_n.astype(float)
-    model._class_member = np.zeros(n_cls, dtype=bool)
-    model._gs_n = counts["count"].to_numpy(dtype=float)
-    model._gs_group = bucket_key
-    model._qg = np.full(n_cells, -1)
-    model._qg_n = np.zeros(0)
-    model._qg_table = pd.DataFrame(columns=qi + ["groups", "n"])
-    model._person_class = pd.Series(codes, index=persons["pid"].to_numpy())
-    split_cells = cls_split[c_arr]
-    model._cell_key_fn = lambda: list(
-        zip(
-            *(cells[c] for c in qi),
-            cells["groups"],
-            split_cells,
-            cells[sa],
-            cells["kind"],
-            strict=True,
-        )
+    classes["person"] = person_col
+    _install(
+        model,
+        persons=persons[["pid"] + qi],
+        person_class=pd.Series(codes, index=persons["pid"].to_numpy()),
+        classes=classes,
+        cells=cells,
+        counts=counts,
+        A_sa=A_sa,
+        A_link=sp.csr_array((0, n_cells)),
+        bucket_key=bucket_key,
+        sa_has_y=np.zeros(len(counts), dtype=bool),
+        ref=np.full(n_cells, -1),
     )
-    model._cell_key_cache = None

@@ -34,7 +34,6 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .dual import (
-    DualResult,
     DualUnbounded,
     NotConverged,
     _solve_newton,
@@ -450,7 +449,7 @@ def _newton_job(args, kw):
     except DualUnbounded as err:
         return "unbounded", np.flatnonzero(np.isin(err.cell_comp, err.components))
     except NotConverged as err:
-        return "stalled", (str(err), err.small, getattr(err, "zeros", np.zeros(0, dtype=int)))
+        return "stalled", (str(err), err.small, err.zeros)
 
 
 def _run_jobs(jobs, kw, client, progress):
@@ -953,31 +952,20 @@ def solve_model(
             out_nu[uc] = res.nu_cls
             phi_sum += res.phi
             iters = max(iters, res.iterations)
-        out = DualResult(
-            x=out_x,
-            lam=out_lam,
-            mu=out_mu,
-            nu_cls=out_nu,
-            iterations=iters,
-            residual=np.nan,
-            gap=np.nan,
-            phi=phi_sum,
-            status="optimal",
-        )
         elapsed = time.perf_counter() - t0
-        y_all[cidx] = out.x
+        y_all[cidx] = out_x
         # multipliers in the conic convention x = n exp(-1 - A'nu): class rows nu_c,
         # the other rows lam (equality facts scaled back below)
         nu_cls_all = np.zeros(n_cls)
-        nu_cls_all[used_cls] = out.nu_cls
+        nu_cls_all[used_cls] = out_nu
         nu_d[dk[is_cls_row]] = nu_cls_all[cls_rows[dk[is_cls_row]]]
         n_o = int((~is_cls_row).sum())
-        nu_d[dk[~is_cls_row]] = out.lam[:n_o]
-        nu_eq[ek] = out.lam[n_o:] / feq_scale[ek]
-        mu_in[ik] = out.mu / fin_scale[ik]
+        nu_d[dk[~is_cls_row]] = out_lam[:n_o]
+        nu_eq[ek] = out_lam[n_o:] / feq_scale[ek]
+        mu_in[ik] = out_mu / fin_scale[ik]
         # the dual bound of these components is phi itself
         if not np.isnan(bound_free):
-            bound_free += out.phi
+            bound_free += phi_sum
         statuses.append(cp.OPTIMAL)
         comp_records.append(
             {
@@ -987,7 +975,7 @@ def solve_model(
                 "method": "maxent (dual Newton)",
                 "status": "optimal",
                 "solve_time": elapsed,
-                "iterations": out.iterations,
+                "iterations": iters,
                 "wall_time": elapsed,
                 "polished": False,
             }
