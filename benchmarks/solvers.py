@@ -70,18 +70,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import jsonable, machine_info  # noqa: E402
+from republish import CATEGORICAL, exemptions, sample  # noqa: E402  (Wang's setting)
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
-CATEGORICAL = [
-    "workclass",
-    "education",
-    "marital_status",
-    "occupation",
-    "relationship",
-    "race",
-    "sex",
-    "native_country",
-]
 WANG_SA = "occupation"
 WANG_QI = [c for c in CATEGORICAL if c != WANG_SA]
 WANG_L = 3
@@ -106,14 +97,6 @@ QUICK = {
 
 
 # ------------------------------------------------------------------------ instances
-def exemptions(frames, sa: str, l: int) -> list:  # noqa: E741
-    out = set()
-    for f in frames:
-        counts = f[sa].value_counts()
-        out |= {v for v, c in counts.items() if c * l > len(f)}
-    return sorted(out)
-
-
 def cumulative_releases(frame: pd.DataFrame, k: int, seed: int = 0) -> list:
     """Release i = Anatomy of the first i/k of a seeded permutation of ``frame``."""
     from maxent_privacy.anonymize import rebucketize
@@ -179,9 +162,7 @@ def prepare(spec: dict):
 
         adult = adult.assign(pid=np.arange(len(adult)))
         n, shared = spec["n"], spec["shared"]
-        perm = np.random.default_rng(0).permutation(len(adult))
-        d2 = adult.iloc[perm[:n]]
-        d1 = adult.iloc[np.concatenate([perm[:shared], perm[n : n + n - shared]])]
+        d1, d2 = sample(adult, n, shared, seed=0)
         exempt = exemptions([d1, d2], WANG_SA, WANG_L) or None
         r1 = rebucketize(d1, WANG_QI, WANG_SA, WANG_L, person="pid", seed=1, nonsensitive=exempt)
         r2 = rebucketize(d2, WANG_QI, WANG_SA, WANG_L, person="pid", seed=2, nonsensitive=exempt)

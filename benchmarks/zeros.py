@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine_info  # noqa: E402
+from republish import qi_for, sample  # noqa: E402  (Wang's setting)
 
 from maxent_privacy import MaxEntModel, anonymize, datasets  # noqa: E402
 from maxent_privacy.dual import lp_forced_zeros  # noqa: E402
@@ -35,22 +36,9 @@ OUT = Path(__file__).resolve().parent / "results" / "zeros.md"
 def lp_zeros(model) -> tuple[set, float]:
     """Every forced zero by LPs over all cells of the model (data rows and facts)."""
     t0 = time.perf_counter()
-    n = model.n_cells
-    cells = np.arange(n)
-    ones = np.ones(n)
-    rows = [
-        sp.csr_array(
-            (ones[model._z], (model._cls[model._z], cells[model._z])),
-            shape=(len(model._class_n), n),
-        )
-    ]
-    rhs = [model._class_n]
-    if model._gs is not None:
-        rows.append(sp.csr_array((ones, (model._gs, cells)), shape=(len(model._gs_n), n)))
-    else:
-        rows.append(sp.csr_array(model._A_sa))
-    rhs.append(model._gs_n)
-    G, h = [], []
+    A, b, _ = model.invariant_matrix(drop_redundant=False)
+    rows, rhs, G, h = [A], [b], [], []
+    cells = np.arange(model.n_cells)
     for f in model.facts:
         (rows if f.sense == "==" else G).append(f.A)
         (rhs if f.sense == "==" else h).append(f.b)
@@ -81,10 +69,9 @@ def instances():
         yield f"Du Adult, K = {k} rules", du
     adult = datasets.load_adult().reset_index(drop=True)
     adult["pid"] = np.arange(len(adult))
-    q2 = ["age", "workclass", "marital_status", "relationship", "race", "sex", "native_country"]
+    q2 = qi_for("occupation")
+    d1, d2 = sample(adult, 7200, 6000, seed=0)
     idx = np.random.default_rng(0).permutation(len(adult))
-    d1 = adult.iloc[idx[:7200]]
-    d2 = adult.iloc[np.r_[idx[:6000], idx[7200:8400]]]
 
     def wang():
         rels = [

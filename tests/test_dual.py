@@ -53,20 +53,14 @@ def test_maxent_agrees_with_clarabel(case):
 
 def _all_forced_zeros(model) -> set:
     """Every cell that each feasible x puts at 0, by LPs over the whole model."""
-    n = model.n_cells
-    ones = np.ones(n)
-    cells = np.arange(n)
-    rows = [
-        sp.csr_array((ones, (model._cls, cells)), shape=(len(model._class_n), n)),
-        sp.csr_array((ones, (model._gs, cells)), shape=(len(model._gs_n), n)),
-    ]
-    rhs = [model._class_n, model._gs_n]
-    G, h = [], []
+    A, b, _ = model.invariant_matrix(drop_redundant=False)
+    rows, rhs, G, h = [A], [b], [], []
     for f in model.facts:
         (rows if f.sense == "==" else G).append(f.A)
         (rhs if f.sense == "==" else h).append(f.b)
     G = sp.vstack(G, format="csr") if G else None
     h = np.concatenate(h) if h else None
+    cells = np.arange(model.n_cells)
     found = lp_forced_zeros(sp.vstack(rows, format="csr"), np.concatenate(rhs), G, h, cells)
     return set(found.tolist())
 
