@@ -25,9 +25,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import linprog
-from scipy.sparse.csgraph import connected_components
 
-__all__ = ["explain_infeasibility", "is_feasible"]
+from .errors import InfeasibleKnowledge
+from .numerics import cell_components
+
+__all__ = ["explain_infeasibility", "explained", "is_feasible"]
 
 
 def _data_rows(model):
@@ -85,10 +87,7 @@ def _components(model, facts, A):
                 (np.ones(len(f.cells)), (np.zeros(len(f.cells), dtype=int), f.cells)), shape=(1, n)
             )
         )
-    M = sp.vstack(blocks, format="csr")
-    big = sp.bmat([[None, M.T], [M, None]], format="csr")
-    _, lab = connected_components(big, directed=False)
-    return lab[:n]
+    return cell_components(blocks, n)
 
 
 def explain_infeasibility(model, tol: float = 1e-9) -> pd.DataFrame:
@@ -151,3 +150,18 @@ def explain_infeasibility(model, tol: float = 1e-9) -> pd.DataFrame:
             }
         )
     return empty
+
+
+def explained(model, err: InfeasibleKnowledge) -> InfeasibleKnowledge:
+    """``err`` with the conflicting facts named (:func:`explain_infeasibility`), or
+    ``err`` itself when no fact is to blame."""
+    table = explain_infeasibility(model)
+    if table.empty:
+        return err
+    names = table["fact"].tolist()
+    shown = "; ".join(names[:6]) + ("; ..." if len(names) > 6 else "")
+    return InfeasibleKnowledge(
+        f"{len(names)} fact{'s' if len(names) != 1 else ''} cannot hold together with "
+        f"the data: {shown} (see .conflicts)",
+        conflicts=table,
+    )

@@ -45,3 +45,7 @@ class InfeasibleKnowledge(MaxEntError, RuntimeError):
 
 class UnsupportedModel(MaxEntError, ValueError):
     """The chosen solver cannot take a fact of the model (say a soft penalty for 'maxent')."""
+
+
+class SolverOptionError(MaxEntError, ValueError):
+    """An option of a solve is unknown to the solver, ill-typed or out of range."""

@@ -15,11 +15,12 @@ Objects here compile to cvxpy constraints when added to a model: ``model.add`` c
 from __future__ import annotations
 
 import cvxpy as cp
+import numpy as np
 
 from .errors import KnowledgeError
-from .model import _refuse_strict
+from .facts import label_of, tag
 
-__all__ = ["Soft", "Vague", "count_having", "soft", "vague"]
+__all__ = ["Grouped", "Soft", "Vague", "count_having", "soft", "vague"]
 
 
 class Vague:
@@ -38,7 +39,7 @@ class Vague:
         self.expr, self.p, self.eps = expr, p, eps
 
     def _maxent_facts_(self, model, name: str | None):
-        label = name or f"{model._label_of(self.expr) or 'fact'} = {self.p:g} +- {self.eps:g}"
+        label = name or f"{label_of(self.expr) or 'fact'} = {self.p:g} +- {self.eps:g}"
         if self.eps == 0:
             return [(label, self.expr == self.p)]
         lo, hi = max(0.0, self.p - self.eps), min(1.0, self.p + self.eps)
@@ -129,7 +130,20 @@ def count_having(s, persons) -> cp.Expression:
         expr = expr + t
     values = s if isinstance(s, (list, tuple, set)) else [s]
     label = f"count({' or '.join(map(str, values))} among {', '.join(p.name for p in persons)})"
-    model = persons[0].model
-    expr = _refuse_strict(expr)
-    model._labels[id(expr)] = (expr, label, len(persons))
-    return expr
+    return tag(expr, label, top=len(persons))
+
+
+class Grouped:
+    """A linear equality fact whose rows come in groups that share their condition.
+
+    Rules ``P(s | Qv) == c`` of one condition Qv share the denominator n(Qv); the presolve
+    adds up the rows of a group, whose confidences may add up to 1 and so pin the Qv
+    records to those values. :class:`~maxent_privacy.rules.Rules` compile to one of these.
+    """
+
+    def __init__(self, constraint: cp.Constraint, row_groups):
+        self.constraint = constraint
+        self.row_groups = np.asarray(row_groups, dtype=int)
+
+    def __repr__(self) -> str:
+        return f"Grouped({self.constraint}, {len(np.unique(self.row_groups))} groups)"

@@ -60,7 +60,7 @@ def max_posterior(result, by: str | None = None) -> pd.DataFrame:
     m = result.model
     post = result.posterior(by=by)
     keys = list(post.index.names)
-    sizes = m._qi_frame.groupby(keys, sort=True, observed=True).size()
+    sizes = m.structure.records.groupby(keys, sort=True, observed=True).size()
     out = pd.DataFrame(
         {
             "value": post.idxmax(axis=1),
@@ -85,6 +85,6 @@ def breaches(result, threshold: float, by: str | None = None) -> pd.DataFrame:
     keys = list(post.index.names)
     long = post.stack().rename("posterior").reset_index()
     long = long[long["posterior"] >= threshold - 1e-9]
-    sizes = m._qi_frame.groupby(keys, sort=True, observed=True).size().rename("records")
+    sizes = m.structure.records.groupby(keys, sort=True, observed=True).size().rename("records")
     long = long.merge(sizes.reset_index(), on=keys, how="left")
     return long.sort_values("posterior", ascending=False, kind="stable").reset_index(drop=True)

@@ -746,13 +746,10 @@ class _Compiler:
         return KnowledgeFileError(reason, source=st.source, line=st.line, column=col, near=near)
 
     def check_value(self, column: str, value, role: str, span) -> None:
-        match = getattr(self.model, "_match_value", None)
-        if match is None:
-            return
         from .errors import KnowledgeError
 
         try:
-            match(column, value, role)
+            self.model.match_value(column, value, role)
         except KnowledgeError as exc:
             raise self.error(str(exc), span) from exc
 

@@ -33,6 +33,7 @@ import scipy.sparse as sp
 
 from .data import Bucketized
 from .errors import ReleaseError
+from .structure import Structure
 
 __all__ = ["build_pooled"]
 
@@ -41,11 +42,10 @@ def _is_missing(g) -> bool:
     return g is None or (isinstance(g, float) and np.isnan(g))
 
 
-def _placements(model) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _placements(rels, pops) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(persons with exact QI, candidate (pid, release, group) pairs)."""
     from .generalized import Generalized
 
-    rels, pops = model.releases, model.populations
     qi = list(rels[0].qi)
     quals, cands = [], []
     for r, (rel, pop) in enumerate(zip(rels, pops, strict=True), start=0):
@@ -124,9 +124,15 @@ def _placements(model) -> tuple[pd.DataFrame, pd.DataFrame]:
     return allq.reset_index(drop=True), cand
 
 
-def build_pooled(model) -> None:
-    """Set the model's classes, cells and rows for releases pooled by person id."""
-    rels = model.releases
+def build_pooled(releases, populations, split=()) -> Structure:
+    """The classes, cells and rows of releases pooled by person id.
+
+    ``populations`` (one per release, or None) place the people of a generalized release
+    without a person column; ``split`` lists person ids singled out as classes of their
+    own (``model.person``).
+    """
+    rels = list(releases)
+    split = {str(p) for p in split}
     qi = list(rels[0].qi)
     sa = rels[0].sa
     for r, rel in enumerate(rels[1:], start=2):
@@ -134,12 +140,12 @@ def build_pooled(model) -> None:
             raise ReleaseError(f"release {r} has QI {rel.qi}, release 1 has {qi}")
         if rel.sa != sa:
             raise ReleaseError(f"release {r} has sensitive column {rel.sa!r}, release 1 {sa!r}")
-    persons, cand = _placements(model)
+    persons, cand = _placements(rels, list(populations))
     R = len(rels)
     if not cand.duplicated(["pid", "r"]).any():
         # every person sits in one known group of each release they are in: no placement
         # cells, and the whole construction vectorizes
-        return _build_placed(model, persons, cand, qi, sa)
+        return _build_placed(rels, split, persons, cand, qi, sa)
     # candidate groups per person and release, as a sorted tuple (None: not in it)
     cand = cand.sort_values(["pid", "r", "group"], kind="stable")
     grouped = cand.groupby(["pid", "r"], sort=False)["group"].agg(tuple)
@@ -150,7 +156,7 @@ def build_pooled(model) -> None:
         persons[gcols[r]] = sub.reindex(persons.index) if sub is not None else None
     persons = persons.reset_index()
     persons["split"] = np.where(
-        persons["pid"].isin(list(model._split)), persons["pid"].astype(str), ""
+        persons["pid"].astype(str).isin(list(split)), persons["pid"].astype(str), ""
     )
     sig = qi + gcols + ["split"]
     keyed = persons[sig].astype(object).where(persons[sig].notna(), None)
@@ -275,8 +281,8 @@ def build_pooled(model) -> None:
     ]
 
     classes["person"] = classes["split"].where(classes["split"] != "", None)
-    _install(
-        model,
+    return _structure(
+        rels,
         persons=persons[["pid"] + qi],
         person_class=persons.set_index("pid")["cls"],
         classes=classes[qi + ["groups", "n", "person"]],
@@ -290,55 +296,58 @@ def build_pooled(model) -> None:
     )
 
 
-def _install(
-    model, persons, person_class, classes, cells, counts, A_sa, A_link, bucket_key, sa_has_y, ref
-) -> None:
-    """Set the pooled model's attributes (both constructions end here)."""
-    qi, sa = model.releases[0].qi, model.releases[0].sa
+def _structure(
+    rels, persons, person_class, classes, cells, counts, A_sa, A_link, bucket_key, sa_has_y, ref
+) -> Structure:
+    """The pooled model's structure (both constructions end here)."""
+    qi, sa = list(rels[0].qi), rels[0].sa
     n_cells = len(cells)
-    model.qi, model.sa, model.group = list(qi), sa, "groups"
-    model._qi_frame = persons
-    model.n_records = len(persons)
-    model.classes = classes.reset_index(drop=True)
-    model.group_values = counts.rename(columns={"count": "n"})
-    model.cells = cells
-    model.n_cells = n_cells
-    model._cls = cells["cls"].to_numpy()
-    model._gs = None
-    model._A_sa = A_sa
-    model._A_link = A_link
-    model._sa_bucket = bucket_key
-    model._sa_has_y = sa_has_y
-    model._ref = ref
-    model._z = ref < 0
-    model._n = cells["n"].to_numpy(dtype=float)
-    model._class_n = classes["n"].to_numpy(dtype=float)
-    model._class_member = np.zeros(len(classes), dtype=bool)
-    model._gs_n = counts["count"].to_numpy(dtype=float)
-    model._gs_group = bucket_key
-    model._qg = np.full(n_cells, -1)
-    model._qg_n = np.zeros(0)
-    model._qg_table = pd.DataFrame(columns=list(qi) + ["groups", "n"])
-    model._person_class = person_class
-    split = cells["person"].fillna("").to_numpy()
-    model._cell_key_fn = lambda: list(
-        zip(*(cells[c] for c in qi), cells["groups"], split, cells[sa], cells["kind"], strict=True)
+    split = cells["person"].fillna("").astype(str).to_numpy()
+
+    def key_fn():  # (who, QI..., groups, value, kind)
+        rest = [cells[c] for c in qi] + [cells["groups"], cells[sa], cells["kind"]]
+        return list(zip(split, *rest, strict=True))
+
+    classes = classes.reset_index(drop=True)
+    return Structure(
+        kind="pooled",
+        qi=qi,
+        sa=sa,
+        group="groups",
+        records=persons,
+        classes=classes,
+        cells=cells,
+        group_values=counts.rename(columns={"count": "n"}),
+        cell_class=cells["cls"].to_numpy(),
+        cell_n=cells["n"].to_numpy(dtype=float),
+        class_n=classes["n"].to_numpy(dtype=float),
+        class_member=np.zeros(len(classes), dtype=bool),
+        sa_n=counts["count"].to_numpy(dtype=float),
+        sa_bucket=np.asarray(bucket_key),
+        cell_sa=None,
+        sa_matrix=A_sa,
+        sa_has_placement=sa_has_y,
+        cell_shared=np.full(n_cells, -1),
+        shared_n=np.zeros(0),
+        shared_table=pd.DataFrame(columns=qi + ["groups", "n"]),
+        link_matrix=A_link,
+        placement_of=ref,
+        person_class=person_class,
+        key_fn=key_fn,
     )
-    model._cell_key_cache = None
 
 
 def _shown(g) -> str:
     return str(int(g)) if isinstance(g, float) and g.is_integer() else str(g)
 
 
-def _build_placed(model, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa) -> None:
+def _build_placed(rels, split, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa) -> Structure:
     """:func:`build_pooled` when each person's group in each release is known.
 
     The same classes, cells (z only) and rows as the general construction, with array
     operations: candidate value sets per (release, group) as boolean matrices, the MCS of
     each class as their AND.
     """
-    rels = model.releases
     R = len(rels)
     P = len(persons)
     pid_index = pd.Index(persons["pid"])
@@ -376,7 +385,7 @@ def _build_placed(model, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa) -> N
     # (release, group) pairs numbered in order: each release's sorted groups after the last
     bucket_key = np.concatenate(bucket_keys)
 
-    split = np.where(persons["pid"].isin(list(model._split)), persons["pid"].astype(str), "")
+    split = np.where(persons["pid"].astype(str).isin(list(split)), persons["pid"].astype(str), "")
     keys = persons[qi].copy()
     for r in range(R):
         keys[f"__g{r}"] = gcode[:, r]
@@ -436,8 +445,8 @@ def _build_placed(model, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa) -> N
     cells["kind"] = "z"
 
     classes["person"] = person_col
-    _install(
-        model,
+    return _structure(
+        rels,
         persons=persons[["pid"] + qi],
         person_class=pd.Series(codes, index=persons["pid"].to_numpy()),
         classes=classes,

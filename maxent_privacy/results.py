@@ -64,7 +64,10 @@ class Result:
     Attributes
     ----------
     x : ndarray
-        Cell values (expected record counts), aligned with ``model.cells``.
+        Value-cell values (expected record counts), aligned with the value cells of
+        ``structure.cells`` (pooled releases: placement cells left out).
+    structure : Structure
+        The model's structure this answer refers to (:mod:`maxent_privacy.structure`).
     status : str
         ``"optimal"``, or ``"optimal_inaccurate"`` when the solver said so or the duality
         gap is large (the residual check passed in both cases).
@@ -97,15 +100,14 @@ class Result:
     ):
         self.model = model
         # the model may change later (persons added): keep what this answer refers to
-        z = model._z  # y cells (group placements of pooled releases) are not posteriors
-        self._cells = model.cells[z].reset_index(drop=True)
-        self._x_all = x
-        x = x[z]
+        self.structure = structure = model.structure
+        z = structure.value_cell  # placements (pooled releases) are not posteriors
+        self._cells = structure.cells[z].reset_index(drop=True)
         self._person_names = [p.name for p in model.persons]
-        self._person_class = model._person_class
-        self._cls = model._cls[z]
-        self._class_n = model._class_n
-        self.x = x
+        self._person_class = structure.person_class
+        self._cls = structure.cell_class[z]
+        self._class_n = structure.class_n
+        self.x = x[z]
         self.status = status
         self.certificate = certificate
         self.duals = duals
@@ -141,7 +143,7 @@ class Result:
         cells["x"] = self.x
         table = cells.groupby(keys + [m.sa], sort=True, observed=True)["x"].sum()
         table = table.unstack(m.sa, fill_value=0.0)
-        sizes = m._qi_frame.groupby(keys, sort=True, observed=True).size()
+        sizes = self.structure.records.groupby(keys, sort=True, observed=True).size()
         table = table.div(sizes.reindex(table.index).to_numpy(dtype=float), axis=0)
         columns = sorted(table.columns, key=str)
         table = table[columns]

@@ -33,6 +33,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .errors import KnowledgeError
+from .knowledge import Grouped
 
 __all__ = ["Rules", "mine_rules"]
 
@@ -439,7 +440,7 @@ class Rules:
         cell_s = sa_index.get_indexer(model.cells[model.sa])
         # cell of (class, sensitive value), -1 when the class's bucket lacks the value
         lookup = np.full(n_cls * n_s, -1, dtype=np.int64)
-        lookup[model._cls * n_s + cell_s] = np.arange(n_cells)
+        lookup[model.structure.cell_class * n_s + cell_s] = np.arange(n_cells)
         class_n = classes["n"].to_numpy(dtype=float)
 
         cls_codes, rule_codes, radix = {}, {}, {}
@@ -509,5 +510,5 @@ class Rules:
         # rules of the same Qv share the denominator n(Qv): presolve adds them up
         cols = [c for c in self.qi if c in self._frame]
         key = self._frame[cols].astype(object).where(self._frame[cols].notna(), None)
-        constraint._row_groups = pd.factorize(pd.MultiIndex.from_frame(key.astype(str)))[0]
-        return [("rules" if name is None else str(name), constraint)]
+        groups = pd.factorize(pd.MultiIndex.from_frame(key.astype(str)))[0]
+        return [("rules" if name is None else str(name), Grouped(constraint, groups))]

@@ -212,7 +212,7 @@ def test_placements_of_generalized_releases_go_to_clarabel():
     )
     bucket, general, population = releases_of(frame)
     model = MaxEntModel([bucket, general], populations=[None, population])
-    assert (model._ref >= 0).any()
+    assert (model.structure.placement_of >= 0).any()
     with pytest.raises(UnsupportedModel, match="generalized release"):
         model.solve(solver="maxent")
     assert model.solve().solver_stats["solver"] == "CLARABEL"

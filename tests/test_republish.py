@@ -57,8 +57,8 @@ def test_relation_constraint_as_written(releases):
     ]
     assert len(hit) == 1
     row = A.tocsr()[[hit[0]]]
-    persons = model._person_class
-    cls = model._cls[row.indices]
+    persons = model.structure.person_class
+    cls = model.structure.cell_class[row.indices]
     got = sorted(p for p, c in persons.items() if c in set(cls))
     assert got == [1, 2, 3, 4]
     assert b[hit[0]] == 2
@@ -69,7 +69,7 @@ def test_relation_constraint_as_written(releases):
     truth.update(zip(d2["pseudonym"], d2["disease"], strict=True))
     cells = model.cells
     for j in range(model.n_cells):
-        members = [p for p, c in persons.items() if c == model._cls[j]]
+        members = [p for p, c in persons.items() if c == model.structure.cell_class[j]]
         x_true[j] = sum(truth[p] == cells.iloc[j]["disease"] for p in members)
     np.testing.assert_allclose(A @ x_true, b)
 

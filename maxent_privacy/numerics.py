@@ -1,0 +1,51 @@
+"""Small numerical helpers shared by the model, the solve stages and the metrics.
+
+One place each for the connected components of cells linked by rows, and for the
+entropy terms ``-x log(x / n)`` (0 where x = 0).
+
+>>> import numpy as np, scipy.sparse as sp
+>>> rows = sp.csr_array(np.array([[1.0, 1.0, 0, 0], [0, 0, 0, 1.0]]))
+>>> cell_components([rows], 4).tolist()
+[0, 0, 1, 2]
+>>> entropy_terms(np.array([0.0, 1.0]), np.array([2.0, 2.0])).round(6).tolist()
+[0.0, 0.693147]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+__all__ = ["cell_components", "entropy_terms"]
+
+
+def cell_components(blocks: Sequence, n_cells: int) -> np.ndarray:
+    """Label of the connected component of every cell (cells linked by a shared row).
+
+    ``blocks`` are sparse matrices with ``n_cells`` columns (any nonzero links a row to
+    a cell); ``None`` and empty blocks are skipped. Labels are ``0 .. k-1``; a cell in no
+    row is a component of its own.
+    """
+    parts = [sp.csr_array(abs(sp.csr_array(b))) for b in blocks if b is not None and b.shape[0]]
+    if n_cells == 0:
+        return np.zeros(0, dtype=int)
+    inc = sp.vstack(parts, format="csr") if parts else sp.csr_array((0, n_cells))
+    big = sp.bmat([[None, inc.T], [inc, None]], format="csr") if inc.shape[0] else None
+    if big is None:
+        return np.arange(n_cells)
+    _, labels = connected_components(big, directed=False)
+    _, labels = np.unique(labels[:n_cells], return_inverse=True)
+    return labels
+
+
+def entropy_terms(x: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``-x log(x / n)`` elementwise, 0 where ``x <= 0`` or ``n <= 0``."""
+    x = np.asarray(x, dtype=float)
+    n = np.broadcast_to(np.asarray(n, dtype=float), x.shape)
+    out = np.zeros_like(x)
+    pos = (x > 0) & (n > 0)
+    out[pos] = -x[pos] * np.log(x[pos] / n[pos])
+    return out

@@ -1,0 +1,185 @@
+"""Solving a MaxEntModel: a chain of small stages, each with ``apply`` and ``invert``.
+
+``solve(model, options)`` compiles the model, applies the stages, runs a backend per
+component (locally or on Dask), inverts the stages and certifies the answer:
+
+1. **compile** (:mod:`.problem`): data rows and fact rows stacked once; a
+   :class:`RowMap` records which rows belong to which fact.
+2. **presolve** (:mod:`.presolve`, :class:`FixForcedCells`): cells that every feasible
+   answer fixes are fixed exactly and moved to the right sides.
+3. **implied rows** (:mod:`.rank`, :class:`DropImpliedRows`): one row per bucket piece
+   dropped (Du et al. Theorem 3), or a QR on small pieces for conic solvers.
+4. **scaling** (:mod:`.scaling`, :class:`ScaleFactRows`): fact rows to largest |coef| 1.
+5. **components** (:mod:`.components`, :class:`SplitComponents`): independent problems.
+6. **backends**: the closed form of Eq. (9) (:mod:`.closed_form`), our Newton solver on
+   the dual (:mod:`.newton`, :mod:`.newton_backend`), a conic solver through cvxpy with
+   polish (:mod:`.conic`, :mod:`.polish`), run by :mod:`.dispatch`. Cells proved 0 late
+   (:mod:`.forced_zeros`) are fixed and only the components that held them solved again.
+7. **invert** the stages in reverse, then the **certificate** (:mod:`.certificate`).
+
+One fact, end to end. ``model.add(model.P("Flu", gender="male") == 0.3, name="flu")``
+compiles the constraint to a :class:`~maxent_privacy.facts.Fact` named "flu" with one
+row over the cells (:func:`~maxent_privacy.facts.compile_fact`). ``model.solve()``:
+``compile_problem`` stacks it as row ``k`` of ``F_eq`` and the row map records
+``"flu" -> F_eq[k]``; ``FixForcedCells`` moves its fixed cells to the right side (if
+none is left free, it must already hold, else the error names "flu");
+``ScaleFactRows`` divides the row by its largest coefficient and keeps the scale;
+``SplitComponents`` puts the row in the component of its cells; the backend returns the
+row's multiplier on the scaled row; ``ScaleFactRows.invert`` scales it back;
+``RowMap.duals`` divides by the number of records and names it "flu", which is
+``result.duals["flu"]``; ``RowMap.residuals`` gives ``result.fact_residuals["flu"]``.
+
+>>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+>>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+...                                sa="disease", group="bucket"))
+>>> model.add(model.P("Flu", gender="male") == 0.3, name="flu")
+>>> result = solve(model, SolveOptions())
+>>> round(float(result.duals["flu"]), 6)
+0.059752
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InfeasibleKnowledge, SolverFailed
+from ..results import Result
+from .certificate import InaccuracyWarning, certify, gap_ok
+from .chain import Chain
+from .components import SplitComponents
+from .conic import Conic
+from .dispatch import Memo, runner, solve_parts
+from .forced_zeros import ForcedZeros, ZeroLog, lp_zeros_of_problem
+from .newton_backend import Newton
+from .options import MAXENT, SolveOptions, choose, exp_cone_solvers, solver_options
+from .presolve import FixForcedCells
+from .problem import MaxEntProblem, RowMap
+from .rank import DropImpliedRows
+from .scaling import ScaleFactRows
+
+__all__ = [
+    "InaccuracyWarning",
+    "MaxEntProblem",
+    "RowMap",
+    "SolveOptions",
+    "exp_cone_solvers",
+    "solve",
+    "solver_options",
+]
+
+
+def solve(model, options: SolveOptions) -> Result:
+    """The maximum-entropy estimate of ``model``, certified (see the module docstring)."""
+    from ..conflicts import explained
+
+    options = options.checked()
+    problem = model.compile()
+    try:
+        try:
+            return _solve(model, problem, options)
+        except SolverFailed as err:
+            if options.solver is not None or choose(options, problem) != MAXENT:
+                raise
+            # the default falls back on the reference path (Clarabel), and says so
+            warnings.warn(f"{err}; solved with CLARABEL instead", stacklevel=3)
+            clarabel = replace(options, solver="CLARABEL", client=None)
+            return _solve(model, problem, clarabel, fallback_from=f"maxent: {err}")
+    except InfeasibleKnowledge as err:
+        named = explained(model, err)
+        if named is err:
+            raise
+        raise named from err
+
+
+def _backend(name: str, options: SolveOptions, fallback: bool):
+    opts = options.for_solver(name, drop_unknown=fallback)
+    if name == MAXENT:
+        return Newton(
+            opts["newton_tol"], opts["max_iter"], opts.get("time_limit"), options.verbose
+        ), opts
+    return Conic(name, opts, options.polish, options.presolve, options.verbose), opts
+
+
+def _solve(model, problem: MaxEntProblem, options: SolveOptions, fallback_from=None) -> Result:
+    t_start = time.perf_counter()
+    name = choose(options, problem)
+    backend, opts = _backend(name, options, fallback_from is not None)
+    zeros, memo = ZeroLog(), Memo()
+    with runner(options.client if name == MAXENT else None) as client:
+        while True:
+            chain = Chain([
+                FixForcedCells(zeros.cells, options.presolve, options.tol),
+                DropImpliedRows(qr=name != MAXENT),
+                ScaleFactRows(),
+                SplitComponents(options.decompose),
+            ])  # fmt: skip
+            parts, inverse = chain.apply(problem)
+            t_setup = time.perf_counter() - t_start
+            try:
+                solutions = solve_parts(parts, backend, memo, client, options.progress)
+                _check_suspects(problem, parts.red, solutions, zeros)
+            except ForcedZeros as found:
+                zeros.add(found)
+                memo.keep(parts.red, found.kept)
+                continue
+            solution = chain.invert(solutions, inverse)
+            break
+    stats = {"solver": name, "setup_time": t_setup, "options": opts, "fallback_from": fallback_from}
+    return _result(model, problem, parts, solution, zeros, stats, options.tol, t_start)
+
+
+def _check_suspects(problem, red, solutions, zeros: ZeroLog) -> None:
+    """Cells a conic solver left near 0 unpolished: an LP decides which are forced."""
+    suspects = np.unique(np.concatenate([np.zeros(0, int)] + [s.suspects for s in solutions]))
+    if not len(suspects) or problem.convex or len(zeros.cells):
+        return
+    found = lp_zeros_of_problem(problem, red.fixed, suspects)
+    if len(found):
+        kept = [s for s in solutions if not np.isin(red.free[s.part.cells], found).any()]
+        raise ForcedZeros(found, "LP", kept)
+
+
+def _result(model, problem, parts, solution, zeros, stats, tol, t_start) -> Result:
+    """The certified :class:`Result` with its solver statistics."""
+    name = stats["solver"]
+    cert, fact_res, violations = certify(problem, solution, parts.red.free, tol, name)
+    comps = pd.DataFrame(solution.records)
+    n_closed = int(parts.closed.sum())
+    stats = {
+        "solver": name,
+        "components": parts.n_comp,
+        "closed_form": n_closed,
+        "solved": parts.n_comp - n_closed,
+        "fixed_by_presolve": problem.n_cells - parts.red.n_free,
+        # cells proved 0 after presolve: by the dual's recession certificate or an LP
+        "forced_zeros": dict(zeros.counts),
+        "cells": problem.n_cells,
+        "setup_time": stats["setup_time"],
+        "solve_time": float(comps["solve_time"].sum()) if len(comps) else 0.0,
+        "iterations": int(comps["iterations"].fillna(0).sum()) if len(comps) else 0,
+        "total_time": time.perf_counter() - t_start,
+        "options": stats["options"],
+        **({"fallback_from": stats["fallback_from"]} if stats["fallback_from"] else {}),
+    }
+    small_gap = gap_ok(cert, name)  # warns when it is not
+    ok = small_gap and all(s == "optimal" for s in solution.statuses)
+    status = "optimal" if ok else "optimal_inaccurate"
+    fixed = np.ones(problem.n_cells, dtype=bool)
+    fixed[parts.red.free] = False
+    return Result(
+        model=model,
+        x=solution.x,
+        status=status,
+        certificate=cert,
+        duals=problem.rows.duals(solution.nu_eq, solution.mu_in, problem.n_records),
+        solver_stats=stats,
+        components=comps,
+        fact_residuals=fact_res,
+        violations=violations,
+        fixed=fixed,
+    )

@@ -1,0 +1,165 @@
+"""Running the backends over the parts: closed form, then Newton batches or conic
+components, locally or on Dask, with a progress bar; answers of earlier passes reused.
+
+Newton takes many components at once (one batch locally; balanced batches, four per
+worker, on Dask); a conic solver takes one component at a time. A component solved in an
+earlier pass of the same solve (before forced zeros were found elsewhere) is not solved
+again: :class:`Memo` keeps its answer under its global cells.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from . import tolerances as tl
+from .closed_form import ClosedForm
+from .components import Parts, PartSolution
+from .newton_backend import Newton, run_job
+
+__all__ = ["Memo", "batches", "runner", "solve_parts"]
+
+
+class Memo:
+    """Per-component answers kept across the passes of one solve."""
+
+    def __init__(self):
+        self.store: dict[bytes, PartSolution] = {}
+
+    def keep(self, red, solutions) -> None:
+        for sol in solutions:
+            for piece in sol.split():
+                self.store[red.free[piece.part.cells].tobytes()] = piece
+
+    def lookup(self, red, parts: Parts, comps: np.ndarray) -> tuple[list, np.ndarray]:
+        """Answers found for ``comps`` (retargeted to this pass's parts), and the rest."""
+        if not self.store:
+            return [], comps
+        found, rest = [], []
+        for k in comps:
+            hit = self.store.get(red.free[parts.cells_of(int(k))].tobytes())
+            if hit is None:
+                rest.append(k)
+            else:
+                found.append(hit.retarget(parts.take([k])))
+        return found, np.asarray(rest, dtype=int)
+
+
+def batches(todo: np.ndarray, cells_per_comp: np.ndarray, client) -> list[np.ndarray]:
+    """The components to solve, in one batch locally or balanced over Dask workers."""
+    if client is None or len(todo) <= 1:
+        return [todo]
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    n_batches = min(len(todo), 4 * workers)
+    size = cells_per_comp[todo]
+    load = np.zeros(n_batches)
+    which = np.empty(len(todo), dtype=int)
+    for pos in np.argsort(-size, kind="stable"):  # largest first, to the lightest batch
+        b = int(np.argmin(load))
+        which[pos] = b
+        load[b] += size[pos]
+    return [todo[which == b] for b in range(n_batches) if (which == b).any()]
+
+
+@contextmanager
+def runner(client):
+    """The Dask client to use (``"local"``: a local cluster started and closed here)."""
+    if not isinstance(client, str):
+        yield client
+        return
+    from dask.distributed import Client, LocalCluster
+
+    own = Client(LocalCluster(processes=True, threads_per_worker=1))
+    try:
+        yield own
+    finally:
+        cluster = own.cluster
+        own.close()
+        cluster.close()
+
+
+def _run_newton(red, parts: Parts, todo, backend: Newton, client, progress) -> list:
+    from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
+
+    t0 = time.perf_counter()
+    groups = batches(todo, parts.cells_per_component(), client)
+    jobs = [(part, backend.prepare(red, part)) for part in (parts.take(g) for g in groups)]
+    cells = sum(len(part.cells) for part, _ in jobs)
+    show = (
+        progress
+        if progress is not None
+        else (client is not None or cells > tl.PROGRESS_NEWTON_CELLS)
+    )
+    kw = backend.options(t0, local=client is None)
+    if client is None:
+        outs = [
+            run_job(args, kw)
+            for _, args in tqdm(jobs, desc="maxent", unit="batch", disable=not show)
+        ]
+    else:
+        outs = _on_dask(client, jobs, kw, show)
+    elapsed = time.perf_counter() - t0
+    done, errors = [], []
+    for (part, args), outcome in zip(jobs, outs, strict=True):
+        try:
+            done.append(backend.finish(red, part, args, outcome, elapsed))
+        except Exception as err:  # noqa: BLE001 - re-raised below, after the others
+            errors.append(err)
+    if errors:
+        from .forced_zeros import ForcedZeros
+
+        first = errors[0]
+        if isinstance(first, ForcedZeros):
+            first.kept.extend(done)
+        raise first
+    return done
+
+
+def _on_dask(client, jobs, kw, show) -> list:
+    from dask.distributed import as_completed
+    from tqdm import tqdm
+
+    futures = [client.submit(run_job, args, kw, pure=False) for _, args in jobs]
+    index = {f.key: i for i, f in enumerate(futures)}
+    out = [None] * len(futures)
+    with tqdm(total=len(futures), desc="maxent (dask)", unit="batch", disable=not show) as bar:
+        for fut in as_completed(futures):
+            out[index[fut.key]] = fut.result()
+            bar.update()
+    return out
+
+
+def _run_conic(red, parts: Parts, todo, backend, progress) -> list:
+    from tqdm import tqdm
+
+    n_cells = int(parts.cells_per_component()[todo].sum()) if len(todo) else 0
+    show = (
+        progress
+        if progress is not None
+        else (len(todo) > tl.PROGRESS_COMPONENTS or n_cells > tl.PROGRESS_CELLS)
+    )
+    out = []
+    bar = tqdm(todo, desc=backend.name, unit="component", disable=not show or not len(todo))
+    for k in bar:
+        out.append(backend.solve(red, parts.take([k])))
+    return out
+
+
+def solve_parts(parts: Parts, backend, memo: Memo, client, progress) -> list[PartSolution]:
+    """Every component's answer: closed form, memo, then the backend."""
+    red = parts.red
+    out = []
+    closed = np.flatnonzero(parts.closed)
+    if len(closed):
+        out.append(ClosedForm().solve(red, parts.take(closed)))
+    reused, todo = memo.lookup(red, parts, np.flatnonzero(~parts.closed))
+    out.extend(reused)
+    if not len(todo):
+        return out
+    if isinstance(backend, Newton):
+        out.extend(_run_newton(red, parts, todo, backend, client, progress))
+    else:
+        out.extend(_run_conic(red, parts, todo, backend, progress))
+    return out

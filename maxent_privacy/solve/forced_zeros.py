@@ -1,0 +1,119 @@
+"""Cells that every feasible answer puts at 0, found after presolve.
+
+Presolve's rules are exact but not complete. When our Newton solver stalls at the
+boundary, its recession certificate (:func:`.newton.recession_zeros`) usually proves the
+zeros; otherwise, and when a conic answer cannot be polished next to cells near 0, HiGHS
+LPs decide which suspects are forced (:func:`lp_forced_zeros`), on the smallest piece
+that holds them. A backend raises :class:`ForcedZeros`; the solve loop fixes the cells
+and solves again only the components that held them.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> A = sp.csr_array(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]))
+>>> lp_forced_zeros(A, np.array([0.0, 1.0]), None, None, [0, 1, 2]).tolist()
+[0, 1]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import tolerances as tl
+
+__all__ = ["ForcedZeros", "ZeroLog", "lp_forced_zeros"]
+
+
+class ForcedZeros(Exception):
+    """Raised by a backend: ``cells`` (global indices) are 0 in every feasible answer,
+    proved by ``how`` ("dual certificate" or "LP"); ``kept`` are the part solutions of
+    components that are done and hold none of them."""
+
+    def __init__(self, cells, how: str, kept=()):
+        super().__init__(f"{len(cells)} cells forced to 0 ({how})")
+        self.cells = np.asarray(cells, dtype=int)
+        self.how = how
+        self.kept = list(kept)
+
+
+class ZeroLog:
+    """The cells proved 0 so far, and by what."""
+
+    def __init__(self):
+        self.cells = np.zeros(0, dtype=int)
+        self.counts = {"dual certificate": 0, "LP": 0}
+
+    def add(self, found: ForcedZeros) -> None:
+        new = np.setdiff1d(found.cells, self.cells)
+        self.cells = np.union1d(self.cells, new)
+        self.counts[found.how] = self.counts.get(found.how, 0) + len(new)
+
+
+def lp_forced_zeros(A_eq, b_eq, G, h, suspects) -> np.ndarray:
+    """Which ``suspects`` are 0 in every ``x >= 0`` with ``A_eq x = b_eq``, ``G x <= h``.
+
+    LPs solved by HiGHS: maximize ``sum t_j`` with ``0 <= t_j <= min(x_j, 1)`` over the
+    suspects; a suspect with ``t_j > 0`` can be positive and leaves; repeat until the
+    optimum is 0. Empty when the LP fails (the caller then reports the failure).
+    """
+    from scipy.optimize import linprog
+
+    m = A_eq.shape[1]
+    left = np.unique(suspects)
+    while len(left):
+        k = len(left)
+        pick = sp.csr_array((np.ones(k), (np.arange(k), left)), shape=(k, m))
+        A_ub = sp.hstack([-pick, sp.identity(k, format="csr")], format="csr")
+        b_ub = np.zeros(k)
+        if G is not None and G.shape[0]:
+            A_ub = sp.vstack([A_ub, sp.hstack([G, sp.csr_array((G.shape[0], k))])], format="csr")
+            b_ub = np.concatenate([b_ub, h])
+        res = linprog(
+            np.concatenate([np.zeros(m), -np.ones(k)]),
+            A_ub=A_ub,
+            b_ub=b_ub,
+            A_eq=sp.hstack([A_eq, sp.csr_array((A_eq.shape[0], k))], format="csr"),
+            b_eq=b_eq,
+            bounds=[(0, None)] * m + [(0, 1)] * k,
+            method="highs",
+        )
+        if res.status != 0:
+            return np.zeros(0, dtype=int)
+        t = res.x[m:]
+        if t.max(initial=0.0) <= tl.LP_POSITIVE:
+            return left
+        left = left[t <= tl.LP_POSITIVE]
+    return left
+
+
+def lp_zeros_by_component(A, b, G, h, comp, suspects) -> np.ndarray:
+    """:func:`lp_forced_zeros` on each connected component (``comp`` labels the columns)
+    that holds a suspect: smaller LPs than the whole problem."""
+    found = []
+    for k in np.unique(comp[suspects]):
+        ck = np.flatnonzero(comp == k)
+        rk = np.flatnonzero(np.diff(sp.csr_array(A[:, ck]).indptr) > 0)
+        gk = hk = None
+        if G is not None:
+            gi = np.flatnonzero(np.diff(sp.csr_array(G[:, ck]).indptr) > 0)
+            gk, hk = sp.csr_array(G[gi][:, ck]), h[gi]
+        pos = np.searchsorted(ck, suspects[comp[suspects] == k])
+        sub = lp_forced_zeros(sp.csr_array(A[rk][:, ck]), b[rk], gk, hk, pos)
+        found.append(ck[sub])
+    return np.concatenate(found) if found else np.zeros(0, dtype=int)
+
+
+def lp_zeros_of_problem(p, fixed: np.ndarray, suspects) -> np.ndarray:
+    """Which suspect cells (global) are 0 in every feasible answer of the whole problem
+    ``p`` (:class:`.problem.MaxEntProblem`), the cells ``fixed`` (not NaN) held."""
+    free = np.isnan(fixed)
+    vals = np.where(free, 0.0, fixed)
+    A = sp.vstack([a for a, _ in p.data_blocks()] + [p.F_eq], format="csr")
+    b = np.concatenate([b for _, b in p.data_blocks()] + [p.f_eq]) - A @ vals
+    pos = np.full(len(fixed), -1)
+    pos[free] = np.arange(int(free.sum()))
+    sus = pos[np.unique(suspects)]
+    G = h = None
+    if p.F_in.shape[0]:
+        G, h = sp.csr_array(p.F_in[:, free]), p.f_in - p.F_in @ vals
+    found = lp_forced_zeros(sp.csr_array(A[:, free]), b, G, h, sus[sus >= 0])
+    return np.flatnonzero(free)[found]

@@ -1,0 +1,540 @@
+"""Our own maximum-entropy solver: Newton's method on the dual, record classes eliminated.
+
+The problem of every component (after presolve) is
+
+    maximize  sum_j -x_j log(x_j / n_j)
+    s.t.      sum_{j in c} x_j = R_c      for every record class c   (QI-invariants)
+              O x = b                       (SA-invariants / Relation rows, equality facts)
+              G x <= h                      (inequality facts)
+
+Its maximizer has the Gibbs form x_j = R_c w_j / W_c with w_j = n_j exp(-(O'lam + G'mu)_j)
+and W_c = sum_{j in c} w_j: the class multipliers are eliminated in closed form, which
+leaves the smooth convex dual
+
+    phi(lam, mu) = lam.b + mu.h + sum_c R_c log W_c - sum_c R_c log R_c,   mu >= 0,
+
+an upper bound on the maximum entropy for every (lam, mu >= 0), with gradient
+``b - O x`` (and ``h - G x``) and Hessian ``O P O'`` where P is block diagonal over the
+classes: ``P_c = diag(x_c) - x_c x_c' / R_c`` (a softmax per class, as in multinomial
+logistic regression). Newton steps solve ``(O D O' - M diag(1/R) M') d = -grad`` with
+``M = O X_c`` by a sparse LU (the class rows never enter the factorization); the step
+length is chosen per connected component (phi is separable over components) by
+backtracking on phi. Inequality rows are handled by an active set around the equality
+Newton method. The iteration stops on the certificate itself: the largest row residual
+and the gap ``phi - H(x) = lam.(b - O x) + mu.(h - G x)``.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> # one bucket: classes {a, b} (1 record each), values {s, t} (1 each)
+>>> n = np.ones(4); cls = np.array([0, 0, 1, 1]); R = np.array([1.0, 1.0])
+>>> O = sp.csr_array(np.array([[1.0, 0, 1, 0]]))      # value s: one record
+>>> out = newton_maxent(n, cls, R, O, np.array([1.0]))
+>>> np.round(out.x, 12).tolist(), out.status
+([0.5, 0.5, 0.5, 0.5], 'optimal')
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import splu
+
+from ..numerics import cell_components, entropy_terms
+
+__all__ = ["DualResult", "DualUnbounded", "NotConverged", "class_rows", "newton_maxent"]
+
+
+class NotConverged(RuntimeError):
+    """Newton's method on the dual did not reach the certificate's tolerance.
+
+    ``small``: cells that went next to 0 (suspects for an LP); ``zeros``: cells the
+    dual's recession certificate proved 0 (:func:`recession_zeros`), possibly empty.
+    """
+
+    def __init__(self, message: str, small=(), zeros=()):
+        super().__init__(message)
+        self.small = np.asarray(small, dtype=int)
+        self.zeros = np.asarray(zeros, dtype=int)
+
+
+class DualUnbounded(NotConverged):
+    """phi fell below 0 on some components: no x >= 0 satisfies their rows.
+
+    Every term -x log(x/n) is >= 0 here (x_j <= R_c <= n_j), so a feasible problem has
+    maximum entropy >= 0 and phi >= 0 at every (lam, mu >= 0) by weak duality: phi < 0
+    is a certificate of infeasibility. ``components`` are those components and
+    ``cell_comp`` the component of every cell.
+    """
+
+    def __init__(self, message: str, components, cell_comp):
+        super().__init__(message)
+        self.components = components
+        self.cell_comp = cell_comp
+
+
+@dataclass
+class DualResult:
+    x: np.ndarray
+    lam: np.ndarray  # multipliers of O x = b (dual of the minimization form)
+    mu: np.ndarray  # multipliers of G x <= h, >= 0
+    nu_cls: np.ndarray  # class multipliers: nu_c = log W_c - log R_c - 1
+    iterations: int
+    residual: float  # max |O x - b| and max (G x - h)+
+    gap: float  # phi - H(x), nats (count scale)
+    phi: float
+    status: str
+
+
+def _segments(cls: np.ndarray):
+    """Start offsets of the runs of equal class labels (cells sorted by class)."""
+    starts = np.flatnonzero(np.r_[True, cls[1:] != cls[:-1]])
+    return starts
+
+
+class _Classes:
+    """Per-class sums and maxima over cells sorted by class."""
+
+    def __init__(self, cls: np.ndarray, R: np.ndarray):
+        order = np.argsort(cls, kind="stable")
+        self.sorted = bool(np.all(order == np.arange(len(cls))))
+        self.order = order
+        self.cls = cls
+        c_sorted = cls[order]
+        self.starts = _segments(c_sorted) if len(cls) else np.zeros(0, dtype=int)
+        self.labels = c_sorted[self.starts] if len(cls) else np.zeros(0, dtype=int)
+        self.R = R
+        self.C = len(R)
+
+    def max(self, z: np.ndarray) -> np.ndarray:
+        out = np.full(self.C, -np.inf)
+        if len(z):
+            zs = z if self.sorted else z[self.order]
+            out[self.labels] = np.maximum.reduceat(zs, self.starts)
+        return out
+
+    def sum(self, v: np.ndarray) -> np.ndarray:
+        return np.bincount(self.cls, weights=v, minlength=self.C)
+
+
+def _state(lam, mu, O, b, G, h, n, K: _Classes, logn):
+    """x, phi and the per-class log-partition at (lam, mu)."""
+    z = logn.copy()
+    if O.shape[0]:
+        z -= O.T @ lam
+    if G is not None and G.shape[0]:
+        z -= G.T @ mu
+    zmax = K.max(z)
+    zm = np.where(np.isfinite(zmax), zmax, 0.0)
+    w = np.exp(z - zm[K.cls])
+    W = K.sum(w)
+    with np.errstate(divide="ignore"):
+        logW = np.log(W) + zm
+    x = K.R[K.cls] * w / np.where(W > 0, W, 1.0)[K.cls]
+    return x, logW
+
+
+def _phi_parts(lam, mu, b, h, logW, K: _Classes, row_comp, ineq_comp, cls_comp, n_comp):
+    """phi per component (without the constant -sum R log R)."""
+    out = np.bincount(cls_comp, weights=K.R * np.where(K.R > 0, logW, 0.0), minlength=n_comp)
+    if len(lam):
+        out += np.bincount(row_comp, weights=lam * b, minlength=n_comp)
+    if len(mu):
+        out += np.bincount(ineq_comp, weights=mu * h, minlength=n_comp)
+    return out
+
+
+def _hessian(A, x, K: _Classes, m):
+    """A P A' with P = blockdiag(diag(x_c) - x_c x_c' / R_c)."""
+    Ad = sp.csr_array(A @ sp.diags_array(x))
+    H1 = Ad @ A.T
+    Xc = sp.csr_array((x, (np.arange(m), K.cls)), shape=(m, K.C))
+    M = sp.csr_array(A @ Xc)
+    inv_r = np.where(K.R > 0, 1.0 / np.where(K.R > 0, K.R, 1.0), 0.0)
+    H2 = sp.csr_array(M @ sp.diags_array(inv_r)) @ M.T
+    return sp.csc_array(H1 - H2)
+
+
+def solve_newton(H, g, state=None):
+    """Solve H d = g; a small ridge when H is singular (a row implied by the others).
+
+    A singular H means a fact (or data row) is implied by the rest on the free cells;
+    the system stays consistent and any solution moves x the same way, so the ridge only
+    picks one. SuperLU does not always warn on a singular matrix: the residual decides.
+    """
+    if H.shape[0] == 0:
+        return np.zeros(0)
+    diag = H.diagonal()
+    if (diag <= 0).any():
+        # a row whose cells are whole classes of one cell each has no curvature: x cannot
+        # move it. Solve without it (SuperLU on a zero pivot calls BLAS with bad sizes)
+        keep = np.flatnonzero(diag > 0)
+        d = np.zeros(H.shape[0])
+        if len(keep):
+            sub = solve_newton(sp.csc_array(H[keep][:, keep]), g[keep], state)
+            if sub is None:
+                return None
+            d[keep] = sub
+        return d
+    diag_max = max(1.0, float(np.abs(diag).max(initial=0.0)))
+    eye = sp.identity(H.shape[0], format="csc")
+    gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
+    ridges = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
+    start = 0 if state is None else state.get("ridge", 0)
+    for k in range(start, len(ridges)):
+        ridge = ridges[k]
+        Hr = H if ridge == 0 else H + (ridge * diag_max) * eye
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                lu = splu(Hr, permc_spec="MMD_AT_PLUS_A", options={"SymmetricMode": True})
+                d = lu.solve(g)
+            except Exception:
+                continue
+        if not np.all(np.isfinite(d)):
+            continue
+        err = float(np.abs(Hr @ d - g).max(initial=0.0))
+        if err <= 1e-8 * gnorm and float(g @ d) > 0:
+            if state is not None:
+                state["ridge"] = k  # the next Newton step starts from this ridge
+            return d
+    return None
+
+
+def _components(n_cells, cls, rows):
+    """Connected components of cells linked by classes and the given rows (csr)."""
+    blocks = [class_rows(cls, int(cls.max()) + 1 if n_cells else 0), *rows]
+    return cell_components(blocks, n_cells)
+
+
+def newton_maxent(
+    n,
+    cls,
+    R,
+    O,
+    b,
+    G=None,
+    h=None,
+    lam0=None,
+    mu0=None,
+    tol: float = 1e-10,
+    max_iter: int = 200,
+    deadline: float | None = None,
+    max_rounds: int = 40,
+    verbose: bool = False,
+) -> DualResult:
+    """Maximum entropy of ``x >= 0`` with class totals ``R``, ``O x = b``, ``G x <= h``.
+
+    ``n``: base measure per cell (counts of the records the cell stands for); ``cls``:
+    class label of every cell (``0 .. len(R) - 1``); ``O``, ``G``: sparse rows over the
+    cells. Stops when every row residual is at most ``tol * max(1, |rhs|)`` and the gap
+    ``phi - H`` is at most ``tol * max(1, sum R)``; raises :class:`NotConverged`
+    otherwise, with the cells that went to ~0 (candidates for forced zeros) attached.
+    """
+    n = np.asarray(n, dtype=float)
+    cls = np.asarray(cls)
+    R = np.asarray(R, dtype=float)
+    m = len(n)
+    O = sp.csr_array(O) if O is not None else sp.csr_array((0, m))
+    b = np.asarray(b, dtype=float)
+    if G is None or G.shape[0] == 0:
+        G, h = sp.csr_array((0, m)), np.zeros(0)
+    else:
+        G, h = sp.csr_array(G), np.asarray(h, dtype=float)
+    lam = np.zeros(O.shape[0]) if lam0 is None else np.array(lam0, dtype=float)
+    mu = np.zeros(G.shape[0]) if mu0 is None else np.maximum(np.array(mu0, dtype=float), 0.0)
+    K = _Classes(cls, R)
+    with np.errstate(divide="ignore"):
+        logn = np.log(n)
+    comp = _components(m, cls, [O, G])
+    n_comp = int(comp.max()) + 1 if m else 0
+    cls_comp = np.zeros(K.C, dtype=int)
+    cls_comp[cls] = comp
+    row_comp = _row_comp(O, comp)
+    ineq_comp = _row_comp(G, comp)
+    if lam0 is None and O.shape[0]:
+        lam = _scaling_start(O, b, n, K, logn, row_comp)
+    active = mu > 0
+    total_iter = 0
+    for _ in range(max_rounds):
+        rows = sp.vstack([O, G[active]], format="csr") if active.any() else O
+        rhs = np.concatenate([b, h[active]])
+        rc = np.concatenate([row_comp, ineq_comp[active]])
+        start = np.concatenate([lam, mu[active]])
+        out = _newton_eq(
+            rows,
+            rhs,
+            start,
+            n,
+            K,
+            logn,
+            rc,
+            cls_comp,
+            n_comp,
+            tol,
+            max_iter,
+            deadline,
+            verbose,
+            n_signed=int(active.sum()),
+        )
+        nu_all, x, logW, iters, ok, proved = out
+        total_iter += iters
+        lam = nu_all[: O.shape[0]]
+        mu_new = np.zeros(G.shape[0])
+        mu_new[active] = nu_all[O.shape[0] :]
+        if not ok and (active & (mu_new < 0)).any():
+            # a row held as equality that should be slack (its multiplier went
+            # negative) can leave no interior point: drop it and go on
+            active &= mu_new >= 0
+            mu = np.maximum(mu_new, 0.0)
+            continue
+        if not ok:
+            small = np.flatnonzero(x < 1e-3 * n)
+            raise NotConverged(
+                f"Newton on the dual stopped after {total_iter} iterations without "
+                f"reaching the tolerance ({len(small)} cells near 0)",
+                small=small,
+                zeros=proved,
+            )
+        slack = G @ x - h if G.shape[0] else np.zeros(0)
+        scale_h = np.maximum(1.0, np.abs(h))
+        bad_mu = active & (mu_new < -1e-12 * max(1.0, np.abs(mu_new).max(initial=0.0)))
+        bad_slack = ~active & (slack > tol * scale_h)
+        if not bad_mu.any() and not bad_slack.any():
+            mu = np.maximum(mu_new, 0.0)
+            res = max(
+                float(np.max(np.abs(O @ x - b) / np.maximum(1.0, np.abs(b)), initial=0.0)),
+                float(np.max(np.maximum(slack, 0.0) / scale_h, initial=0.0)),
+            )
+            H = float(entropy_terms(x, n).sum())
+            Rlog = float(np.sum(np.where(R > 0, R * np.log(np.where(R > 0, R, 1.0)), 0.0)))
+            phi = float(lam @ b + mu @ h) + float(np.sum(np.where(R > 0, R * logW, 0.0))) - Rlog
+            with np.errstate(divide="ignore"):
+                nu_cls = logW - np.log(np.where(R > 0, R, np.nan)) - 1.0
+            return DualResult(
+                x=x,
+                lam=lam,
+                mu=mu,
+                nu_cls=nu_cls,
+                iterations=total_iter,
+                residual=res,
+                gap=phi - H,
+                phi=phi,
+                status="optimal",
+            )
+        # drop rows whose multiplier went negative; add the most violated rows (all at
+        # once can hold more rows as equalities than the answer has: a face with no
+        # interior, where Newton stalls)
+        if bad_slack.sum() > 8:
+            v = np.where(bad_slack, slack / scale_h, -np.inf)
+            keep = max(8, int(bad_slack.sum()) // 4)
+            top = np.argpartition(-v, keep - 1)[:keep]
+            bad_slack = np.zeros_like(bad_slack)
+            bad_slack[top] = True
+        active = (active & ~bad_mu) | bad_slack
+        mu = np.maximum(mu_new, 0.0)
+    raise NotConverged(
+        f"the active set of the inequality facts did not settle in {max_rounds} rounds"
+    )
+
+
+def class_rows(cls: np.ndarray, n_classes: int) -> sp.csr_array:
+    """The 0/1 rows summing each class's cells."""
+    m = len(cls)
+    return sp.csr_array((np.ones(m), (cls, np.arange(m))), shape=(n_classes, m))
+
+
+def recession_zeros(A, cls, R, b, lam0, lam1, logW0, logW1, ratio, n_signed: int = 0) -> np.ndarray:
+    """Cells that every feasible x puts at 0, read off the dual's last step; verified.
+
+    When no x > 0 satisfies the rows, the dual decreases without bound along a direction
+    y (class rows: the change of log W; other rows: the change of lam): with
+    ``v = A'y`` (v_j = dlogW_c(j) + (O'dlam)_j), ``v >= 0`` and ``y.b = 0``, every
+    feasible x has ``sum_j v_j x_j = y.b = 0``, so ``x_j = 0`` wherever ``v_j > 0``
+    (Gordan's alternative). The step is taken as y and the certificate is checked in
+    floating point: ``v >= -eps`` and ``|y.b| <= eps * sum |v|``; an empty array means it
+    failed (the caller then falls back to an LP). The last ``n_signed`` rows are
+    inequalities ``g x <= h`` held as equalities: their part of y must be >= 0, else the
+    certificate would only hold for the equality version.
+    """
+    dl = lam1 - lam0
+    dW = np.where(R > 0, logW1 - logW0, 0.0)
+    v = dW[cls] + (A.T @ dl if A.shape[0] else 0.0)
+    vmax = float(np.max(np.abs(v), initial=0.0))
+    if not np.isfinite(vmax) or vmax <= 0:
+        return np.zeros(0, dtype=int)
+    yb = float(R @ dW + dl @ b)
+    eps = 1e-6 * vmax
+    if v.min() < -eps or abs(yb) > 1e-6 * vmax * max(1.0, float(R.sum())):
+        return np.zeros(0, dtype=int)
+    if n_signed and dl[len(dl) - n_signed :].min() < -eps:
+        return np.zeros(0, dtype=int)
+    # the cells the certificate pins, among those already next to 0
+    return np.flatnonzero((v > 1e-4 * vmax) & (ratio < 1e-6))
+
+
+def _row_comp(A, comp):
+    out = np.zeros(A.shape[0], dtype=int)
+    if A.shape[0] and A.nnz:
+        coo = A.tocoo()
+        out[coo.row] = comp[coo.col]
+    return out
+
+
+def _scaling_start(O, b, n, K: _Classes, logn, row_comp):
+    """A few sweeps of iterative scaling on the rows with 0/1 coefficients (data rows).
+
+    On a single release the SA rows of a bucket are disjoint, so a sweep is exact
+    iterative proportional fitting: buckets without facts land on the closed form (Eq. 9)
+    at once; the rest start next to their optimum.
+    """
+    lam = np.zeros(O.shape[0])
+    ones = np.asarray((O != 0).sum(axis=1)).ravel() == np.asarray((O == 1).sum(axis=1)).ravel()
+    ones &= (np.diff(O.indptr) > 0) & (b > 0)
+    if not ones.any():
+        return lam
+    S = sp.csr_array(O[ones])
+    per_cell = np.maximum(np.asarray(S.sum(axis=0)).ravel(), 1.0)
+    step = 1.0 / per_cell.max()
+    for _ in range(3):
+        x, _ = _state(lam, np.zeros(0), O, b, None, None, n, K, logn)
+        Sx = S @ x
+        ok = Sx > 0
+        upd = np.zeros(len(Sx))
+        upd[ok] = np.log(Sx[ok] / b[ones][ok])
+        lam[ones] += step * upd
+    return lam
+
+
+def _newton_eq(
+    A,
+    b,
+    lam,
+    n,
+    K: _Classes,
+    logn,
+    row_comp,
+    cls_comp,
+    n_comp,
+    tol,
+    max_iter,
+    deadline,
+    verbose,
+    n_signed=0,
+):
+    """Newton with per-component backtracking on the equality-only dual."""
+    m = len(n)
+    scale = np.maximum(1.0, np.abs(b))
+    R_tot = max(1.0, float(K.R.sum()))
+    empty = np.zeros(0)
+    x, logW = _state(lam, empty, A, b, None, None, n, K, logn)
+    phi = _phi_parts(lam, empty, b, empty, logW, K, row_comp, row_comp[:0], cls_comp, n_comp)
+    Rpos = np.where(K.R > 0, K.R, 1.0)
+    rlog = np.bincount(cls_comp, weights=K.R * np.log(Rpos), minlength=n_comp)
+    rsum = np.bincount(cls_comp, weights=K.R, minlength=n_comp)
+    it = 0
+    stall = 0
+    stalled = False
+    stalled_for = 0
+    history: list[float] = []
+    proved = np.zeros(0, dtype=int)  # cells the recession certificate proved 0
+    ridge_state = {}
+    prev = (lam, logW)
+    for it in range(1, max_iter + 1):
+        r = A @ x - b  # = -gradient of phi
+        res = float(np.max(np.abs(r) / scale, initial=0.0))
+        gap = float(lam @ (b - A @ x)) if len(lam) else 0.0
+        if verbose:
+            print(
+                f"newton {it - 1:3d}: residual {res:.2e}  gap {gap:+.2e}  "
+                f"phi {phi.sum():.10g}  min x/n {np.min(x / n, initial=1):.2e}"
+            )
+        if res <= tol and abs(gap) <= tol * R_tot:
+            # a cell still next to 0 may be a forced zero that the tolerance hides: go on
+            # until it settles (quadratic convergence) or leaves (the certificate below)
+            settled = np.min(x / n, initial=1.0) > 1e-8
+            if settled or it > max_iter // 2:
+                return lam, x, logW, it - 1, True, proved
+        below = phi - rlog < -1e-9 * np.maximum(1.0, rsum)
+        if n_signed and below.any():
+            # only a dual point with the inequalities' multipliers >= 0 bounds the
+            # entropy: elsewhere phi < 0 says the active set is wrong, not the data
+            neg = lam[len(lam) - n_signed :] < 0
+            below &= np.bincount(row_comp[len(lam) - n_signed :][neg], minlength=n_comp) == 0
+            if not below.any() and it > 3 and neg.any():
+                break  # the caller drops the rows with negative multipliers
+        if below.any():
+            raise DualUnbounded(
+                f"no answer satisfies the rows of {int(below.sum())} component(s): the dual "
+                "bound fell below 0",
+                components=np.flatnonzero(below),
+                cell_comp=cls_comp[K.cls],
+            )
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        H = _hessian(A, x, K, m)
+        d = solve_newton(H, r, ridge_state)
+        if d is None:
+            if verbose:
+                print("newton: the Hessian could not be factored")
+            break
+        # phi(lam + t d): descent since grad = -r and d = H^{-1} r. Near the optimum the
+        # decrease drops below the rounding of phi: there the merit is the residual
+        dec = np.bincount(row_comp, weights=r * d, minlength=n_comp)
+        rr = np.bincount(row_comp, weights=(r / scale) ** 2, minlength=n_comp)
+        fine = dec <= 1e-11 * np.maximum(1.0, np.abs(phi))
+        t = np.ones(n_comp)
+        # components already at the floating-point floor take no step
+        todo = (rr > (1e-3 * tol) ** 2) | (dec > 1e-13 * np.maximum(1.0, np.abs(phi)))
+        t[~todo] = 0.0
+        lam_new = lam.copy()
+        for _ in range(40):
+            lam_new = lam + t[row_comp] * d
+            x_new, logW_new = _state(lam_new, empty, A, b, None, None, n, K, logn)
+            phi_new = _phi_parts(
+                lam_new, empty, b, empty, logW_new, K, row_comp, row_comp[:0], cls_comp, n_comp
+            )
+            rr_new = np.bincount(row_comp, weights=((A @ x_new - b) / scale) ** 2, minlength=n_comp)
+            armijo = phi_new <= phi - 1e-4 * t * dec + 1e-13 * np.abs(phi)
+            smaller = rr_new <= rr
+            bad = todo & np.where(fine, ~smaller, ~armijo)
+            if not bad.any():
+                break
+            t[bad] *= 0.5
+            t[bad & (t < 1e-12)] = 0.0
+            todo &= t > 0
+        moved = t > 0
+        if not moved.any():
+            stall += 1
+            if stall > 2:
+                break
+        prev = (lam, logW)
+        lam, x, logW, phi = lam_new, x_new, logW_new, phi_new
+        res_new = float(np.max(np.abs(A @ x - b) / scale, initial=0.0))
+        slow = res_new > 0.2 * res
+        history.append(res_new)
+        if it > 15 and res_new > 0.5 * history[-11] and res_new > tol:
+            # no progress in 10 steps (tiny steps next to the boundary): give the
+            # caller the cells near 0 to decide
+            stalled = True
+            break
+        if it >= 4 and (slow or res_new <= tol) and np.min(x / n, initial=1.0) < 1e-13:
+            # linear convergence towards the boundary: cells forced to 0. Stop once the
+            # last step proves them (recession_zeros: the rest of the answer has to settle
+            # first), or after 40 more steps; the caller removes them
+            stalled_for += 1
+            ratio = x / np.maximum(n, 1e-300)
+            zeros = recession_zeros(
+                A, K.cls, K.R, b, prev[0], lam, prev[1], logW, ratio, n_signed=n_signed
+            )
+            if len(zeros) or stalled_for > 40:
+                proved = zeros
+                stalled = True
+                break
+    r = A @ x - b
+    res = float(np.max(np.abs(r) / scale, initial=0.0))
+    gap = float(lam @ (b - A @ x)) if len(lam) else 0.0
+    converged = bool(res <= tol and abs(gap) <= tol * R_tot and not stalled)
+    return lam, x, logW, it, converged, proved

@@ -1,0 +1,152 @@
+"""Backend: our Newton solver on the dual (:mod:`.newton`) for a batch of components.
+
+``prepare`` cuts the arrays :func:`.newton.newton_maxent` takes out of the reduced
+problem (class rows eliminated: the classes and their totals; the other data rows and the
+equality facts as ``O x = b``; the inequality facts as ``G x <= h``), ``run_job`` runs it
+(locally or on a Dask worker: it only sees arrays) and returns errors as values, and
+``finish`` maps the answer back onto the part's rows, or raises: the dual unbounded below
+is an infeasibility certificate (:class:`InfeasibleKnowledge`), a stall next to the
+boundary yields the cells proved 0 (:class:`.forced_zeros.ForcedZeros`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ..errors import InfeasibleKnowledge, SolverFailed
+from .components import Part, PartSolution
+from .forced_zeros import ForcedZeros, lp_zeros_by_component
+from .newton import DualUnbounded, NotConverged, class_rows, newton_maxent
+from .presolve import Reduced
+
+__all__ = ["Newton", "run_job"]
+
+
+def run_job(args, kw):
+    """One batch through :func:`newton_maxent`; errors as values (picklable)."""
+    try:
+        return "ok", newton_maxent(*args, **kw)
+    except DualUnbounded as err:
+        return "unbounded", np.flatnonzero(np.isin(err.cell_comp, err.components))
+    except NotConverged as err:
+        return "stalled", (str(err), err.small, err.zeros)
+
+
+class Newton:
+    """Newton on the dual with the record classes eliminated (``solver="maxent"``)."""
+
+    name = "MAXENT"
+
+    def __init__(self, tol: float, max_iter: int, time_limit: float | None, verbose: bool):
+        self.tol, self.max_iter = tol, max_iter
+        self.time_limit, self.verbose = time_limit, verbose
+
+    def options(self, t0: float, local: bool) -> dict:
+        deadline = None if self.time_limit is None else t0 + float(self.time_limit)
+        return {
+            "tol": self.tol,
+            "max_iter": self.max_iter,
+            "deadline": deadline,
+            "verbose": self.verbose and local,
+        }
+
+    @staticmethod
+    def prepare(red: Reduced, part: Part) -> tuple:
+        """The arrays of :func:`newton_maxent` for this part."""
+        s = red.problem.structure
+        cells, dk = part.cells, part.dk
+        other = dk[red.d_block[dk] != 0]
+        O = sp.vstack([red.D[other], red.Feq[part.ek]], format="csr")[:, cells]
+        o = np.concatenate([red.d[other], red.feq[part.ek]])
+        G = h = None
+        if len(part.ik):
+            G, h = sp.csr_array(red.Fin[part.ik][:, cells]), red.fin[part.ik]
+        used, local = np.unique(s.cell_class[red.free[cells]], return_inverse=True)
+        n = s.cell_n[red.free[cells]]
+        return (n, local, red.r[0][used], sp.csr_array(O), o, G, h)
+
+    def finish(self, red: Reduced, part: Part, args: tuple, outcome, elapsed: float):
+        """The part's answer from a job's outcome (or the error it proves)."""
+        kind, res = outcome
+        if kind == "unbounded":
+            raise self._infeasible(red, part, res)
+        if kind == "stalled":
+            raise self._stalled(red, part, args, *res)
+        s = red.problem.structure
+        dk = part.dk
+        is_cls = red.d_block[dk] == 0
+        n_o = int((~is_cls).sum())
+        used = np.unique(s.cell_class[red.free[part.cells]])
+        nu_cls = np.zeros(len(s.class_n))
+        nu_cls[used] = res.nu_cls
+        nu_d = np.zeros(len(dk))
+        nu_d[is_cls] = nu_cls[red.d_row[dk[is_cls]]]
+        nu_d[~is_cls] = res.lam[:n_o]
+        record = {
+            "component": f"{len(part.comps)} components",
+            "cells": len(part.cells),
+            "facts": len(part.ek) + len(part.ik),
+            "method": "maxent (dual Newton)",
+            "status": "optimal",
+            "solve_time": elapsed,
+            "iterations": res.iterations,
+            "wall_time": elapsed,
+            "polished": False,
+        }
+        nu_e, mu = res.lam[n_o:], res.mu
+        bounds = self._bounds(red, part, nu_d, nu_e, mu)
+        return PartSolution(
+            part, res.x, nu_d, nu_e, mu, float(bounds.sum()), [record], ["optimal"], bounds=bounds
+        )
+
+    @staticmethod
+    def _bounds(red: Reduced, part: Part, nu_d, nu_e, mu) -> np.ndarray:
+        """phi per component: ``lam.b + mu.h + sum_c R_c (nu_c + 1)`` (the dual bound)."""
+        comps = part.comps
+        d = red.d[part.dk]
+        is_cls = red.d_block[part.dk] == 0
+        terms = nu_d * d + np.where(is_cls & (d > 0), d, 0.0)
+        terms = np.where(is_cls & (d <= 0), 0.0, terms)
+
+        def per(labels, w):
+            return np.bincount(np.searchsorted(comps, labels), weights=w, minlength=len(comps))
+
+        order = np.argsort(comps)
+        comps = comps[order]
+        out = per(part.comp_d, terms) + per(part.comp_e, nu_e * red.feq[part.ek])
+        out = out + per(part.comp_i, mu * red.fin[part.ik])
+        back = np.empty_like(out)
+        back[order] = out
+        return back
+
+    @staticmethod
+    def _infeasible(red: Reduced, part: Part, bad_local) -> InfeasibleKnowledge:
+        cols = part.cells[bad_local]
+        rows = red.problem.rows
+        hit_e = np.asarray(abs(red.Feq[part.ek][:, cols]).sum(axis=1)).ravel() > 0
+        hit_i = np.asarray(abs(red.Fin[part.ik][:, cols]).sum(axis=1)).ravel() > 0
+        names = sorted(
+            set(rows.facts_of("==", part.ek[hit_e]) + rows.facts_of("<=", part.ik[hit_i]))
+        )
+        return InfeasibleKnowledge(
+            f"the facts contradict the data: {len(names)} facts share the infeasible "
+            f"part ({', '.join(names[:5])}" + (", ..." if len(names) > 5 else "") + ")",
+            conflicts=pd.DataFrame({"fact": names}),
+        )
+
+    def _stalled(self, red, part, args, message, small, found) -> Exception:
+        how = "dual certificate"
+        if not len(found) and len(small):
+            n, cls, R, O, o, G, h = args
+            A = sp.vstack([class_rows(cls, len(R)), O], format="csr")
+            found = lp_zeros_by_component(A, np.concatenate([R, o]), G, h, part.comp, small)
+            how = "LP"
+        if not len(found):
+            return SolverFailed(
+                f"solver 'maxent': {message}; try solver='CLARABEL' (a conic solver)"
+            )
+        if self.verbose:
+            print(f"maxent: {len(found)} cells forced to 0 ({how}); solving again")
+        return ForcedZeros(red.free[part.cells[found]], how)

@@ -1,0 +1,457 @@
+"""Stage 1, presolve: fix the cells that every feasible answer fixes, exactly.
+
+Equality rows (the data's invariants and linear equality facts) whose free cells all have
+positive coefficients and whose remaining right side is 0 force those cells to 0; a row
+with one free cell fixes it. Repeated until nothing changes, then the stronger rules: the
+tight upper bound of a fact row, rules added up per condition Qv, the bucket-flow bound of
+a fact row, and max-flow with strongly connected components per bucket (exact for the
+data rows of one release). This is what ``P(Breast Cancer | male) = 0`` does on Figure 1:
+the women of buckets 1 and 2 are then fixed to Breast Cancer with value exactly 1.
+
+:class:`FixForcedCells` applies them to a :class:`~.problem.MaxEntProblem` and returns a
+:class:`Reduced` problem on the free cells (fixed values moved to the right sides);
+``invert`` puts the fixed cells back.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> E = sp.csr_array(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]))
+>>> presolve_cells(E, np.array([0.0, 2.0]), sp.csr_array((0, 3)), 3).tolist()
+[0.0, 0.0, 2.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ..errors import InfeasibleKnowledge
+from . import tolerances as tl
+from .problem import MaxEntProblem
+
+__all__ = ["FixForcedCells", "Reduced", "presolve_cells"]
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """The problem on the free cells, as the stages after presolve see it.
+
+    Set by :class:`FixForcedCells`: ``fixed`` (value of every cell, NaN where free),
+    ``free`` (global indices of the free cells), ``x`` (fixed values, 0 on free cells),
+    ``r`` and ``has_free`` (per data block: class, shared, SA: remaining right sides and
+    whether a row still has a free cell), ``Feq, feq, Fin, fin`` (fact rows on the free
+    cells, fixed values moved to the right side). Set by the later stages: ``keep``,
+    ``D, d, d_block, d_row, in_complex`` (:mod:`.rank`) and ``eq_scale, in_scale``
+    (:mod:`.scaling`).
+    """
+
+    problem: MaxEntProblem
+    fixed: np.ndarray
+    free: np.ndarray
+    x: np.ndarray
+    r: tuple
+    has_free: tuple
+    Feq: sp.csr_array
+    feq: np.ndarray
+    Fin: sp.csr_array
+    fin: np.ndarray
+    keep: tuple | None = None
+    D: sp.csr_array | None = None
+    d: np.ndarray | None = None
+    d_block: np.ndarray | None = None
+    d_row: np.ndarray | None = None
+    in_complex: np.ndarray | None = None
+    eq_scale: np.ndarray | None = None
+    in_scale: np.ndarray | None = None
+
+    @property
+    def n_free(self) -> int:
+        return len(self.free)
+
+    def replace(self, **changes) -> Reduced:
+        return replace(self, **changes)
+
+
+class FixForcedCells:
+    """Presolve as a stage: ``apply`` fixes forced cells, ``invert`` puts them back.
+
+    ``zeros`` are cells proved 0 after an earlier pass (by the dual's recession
+    certificate or an LP); with ``enabled=False`` only those are fixed. ``tol`` is the
+    certificate's tolerance: fixed values that break a data row or a fact by more are
+    reported as contradictory knowledge.
+    """
+
+    def __init__(self, zeros=(), enabled: bool = True, tol: float = 1e-6):
+        self.zeros = np.asarray(zeros, dtype=int)
+        self.enabled = enabled
+        self.tol = tol
+
+    def apply(self, p: MaxEntProblem) -> tuple[Reduced, None]:
+        if self.enabled:
+            fixed = self._presolve(p)
+        else:
+            fixed = np.full(p.n_cells, np.nan)
+            fixed[self.zeros] = 0.0
+        red = reduce_to_free(p, fixed, self.tol)
+        return red, red
+
+    def invert(self, solution, red: Reduced):
+        x = red.x.copy()
+        x[red.free] = solution.x
+        solution.x = x
+        return solution
+
+    def _presolve(self, p: MaxEntProblem) -> np.ndarray:
+        n = p.n_cells
+        blocks = p.data_blocks()
+        E = sp.vstack([a for a, _ in blocks] + [p.F_eq], format="csr")
+        e = np.concatenate([b for _, b in blocks] + [p.f_eq])
+        F_in, f_in = p.F_in, p.f_in
+        zero_rows, G, g = sp.csr_array((0, n)), None, None
+        if F_in.shape[0]:
+            # inequality rows a x <= 0 with a >= 0 force zeros; rows with a <= 0 are G x >= g
+            nonneg = np.asarray((F_in < 0).sum(axis=1)).ravel() == 0
+            small = np.abs(f_in) <= tl.ZERO_INEQUALITY_RHS
+            zero_rows = F_in[nonneg & small & (np.diff(F_in.indptr) > 0)]
+            nonpos = np.asarray((F_in > 0).sum(axis=1)).ravel() == 0
+            G, g = -F_in[nonpos], -f_in[nonpos]
+        if len(self.zeros):
+            k = len(self.zeros)
+            extra = sp.csr_array((np.ones(k), (np.zeros(k, dtype=int), self.zeros)), shape=(1, n))
+            zero_rows = sp.vstack([zero_rows, extra], format="csr")
+        # rules of one condition Qv added up: their confidences may add up to 1 on some
+        # values, which pins the Qv records to them (exact, as a data row)
+        sums = [_group_sums(p, start, grp) for start, grp in p.eq_groups]
+        if sums:
+            E = sp.vstack([E] + [a for a, _ in sums], format="csr")
+            e = np.concatenate([e] + [v for _, v in sums])
+        s = p.structure
+        cls_t = np.where(s.value_cell, s.cell_class, -1)
+        rect = None
+        if p.single and (p.F_eq.shape[0] or F_in.shape[0]):
+            # the bucket-flow bound on fact rows (equalities, and >= rows as G x >= g)
+            extra = [G] if G is not None else []
+            Fr = sp.vstack([p.F_eq] + [a for a, _ in sums] + extra, format="csr")
+            fr = np.concatenate([p.f_eq] + [v for _, v in sums] + ([g] if G is not None else []))
+            rect = (Fr, fr, s.cell_sa, s.sa_n, s.sa_bucket)
+        # one release: the bucket flows decide the data rows exactly, so the tight rule
+        # only looks at the facts (and their sums)
+        n_data = sum(a.shape[0] for a, _ in blocks)
+        return presolve_cells(
+            E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if rect is not None else 0
+        )
+
+
+def _group_sums(p: MaxEntProblem, start: int, grp: np.ndarray):
+    """The rows of one fact added up per group of rows that share a condition."""
+    multi = np.flatnonzero(np.bincount(grp)[grp] > 1)
+    size = len(grp)
+    Sg = sp.csr_array(
+        (np.ones(len(multi)), (pd.factorize(grp[multi])[0], multi)),
+        shape=(len(np.unique(grp[multi])), size),
+    )
+    A = sp.csr_array(p.F_eq[start : start + size])
+    return sp.csr_array(Sg @ A), Sg @ p.f_eq[start : start + size]
+
+
+def reduce_to_free(p: MaxEntProblem, fixed: np.ndarray, tol: float) -> Reduced:
+    """The problem on the cells ``fixed`` leaves free (NaN); checks what the fixed
+    values imply (no negative count, rows with nothing free already hold)."""
+    free = np.isnan(fixed)
+    x = np.where(free, 0.0, fixed)
+    if (x < -tol).any():
+        bad = int(np.argmin(x))
+        names = [nm for nm, s in zip(p.rows.names, p.rows.senses, strict=True) if s == "=="]
+        raise InfeasibleKnowledge(
+            f"the facts force a negative count ({x[bad]:.3g}) on cell {bad}: they contradict "
+            "the data",
+            conflicts=pd.DataFrame({"fact": names}),
+        )
+    x = np.maximum(x, 0.0)
+    free_idx = np.flatnonzero(free)
+    r, has = [], []
+    for A, b in p.data_blocks():
+        rem = b - A @ x
+        h = np.diff(sp.csr_array(A[:, free_idx]).indptr) > 0
+        if (~h & (np.abs(rem) > tol * np.maximum(1.0, b))).any():
+            raise InfeasibleKnowledge("the facts force cell values that the data rule out")
+        r.append(rem)
+        has.append(h)
+    Feq, feq = _on_free(p.F_eq, p.f_eq, x, free_idx)
+    Fin, fin = _on_free(p.F_in, p.f_in, x, free_idx)
+    _check_resolved(p, "==", np.diff(Feq.indptr) == 0, np.abs(feq) > tol)
+    _check_resolved(p, "<=", np.diff(Fin.indptr) == 0, -fin > tol)
+    return Reduced(
+        problem=p, fixed=fixed, free=free_idx, x=x, r=tuple(r), has_free=tuple(has),
+        Feq=Feq, feq=feq, Fin=Fin, fin=fin,
+    )  # fmt: skip
+
+
+def _on_free(F, f, x, free_idx):
+    """Fact rows restricted to the free cells, the fixed values moved to the right."""
+    if F.shape[0] == 0:
+        return sp.csr_array((0, len(free_idx))), np.zeros(0)
+    return sp.csr_array(F[:, free_idx]), f - F @ x
+
+
+def _check_resolved(p: MaxEntProblem, sense: str, empty: np.ndarray, violated) -> None:
+    """Fact rows with no free cell left must already hold."""
+    bad = np.flatnonzero(empty & violated)
+    if not len(bad):
+        return
+    uniq = sorted(set(p.rows.facts_of(sense, bad)))
+    raise InfeasibleKnowledge(
+        f"the facts contradict the data: {len(uniq)} fact(s) cannot hold once the data's "
+        f"forced values are in ({', '.join(uniq[:5])})",
+        conflicts=pd.DataFrame({"fact": uniq}),
+    )
+
+
+# ------------------------------------------------------------------- the rules
+def presolve_cells(
+    E: sp.csr_array,
+    e: np.ndarray,
+    zero_rows: sp.csr_array,
+    n: int,
+    G: sp.csr_array | None = None,
+    g: np.ndarray | None = None,
+    cls: np.ndarray | None = None,
+    class_n: np.ndarray | None = None,
+    rect=None,
+    tight_from: int = 0,
+) -> np.ndarray:
+    """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free.
+
+    With ``G x >= g`` rows and the cell classes, also the *tight upper bound* rule: a row
+    with nonnegative coefficients can reach at most ``sum_c R_c max_{j in c} a_j`` (R_c the
+    class total still free); when its target equals that bound, every free cell of those
+    classes whose coefficient is below its class's maximum is 0 (``P(s | q) = 1`` or
+    ``>= 1`` puts everyone with q on s).
+    """
+    fixed = np.full(n, np.nan)
+    E_t, e_t = sp.csr_array(E[tight_from:]), e[tight_from:]  # rows for the tight rule
+    if zero_rows.shape[0]:
+        fixed[np.unique(zero_rows.indices)] = 0.0
+    E = sp.csr_array(E)
+    scale = np.maximum(1.0, np.abs(e))
+    for _ in range(tl.PRESOLVE_MAX_ROUNDS):
+        free = np.isnan(fixed)
+        if not free.any():
+            break
+        vals = np.where(free, 0.0, fixed)
+        r = e - E @ vals
+        Ef = E[:, free] if not free.all() else E
+        free_idx = np.flatnonzero(free)
+        Ef = sp.csr_array(Ef)
+        nnz = np.diff(Ef.indptr)
+        neg = np.asarray((Ef < 0).sum(axis=1)).ravel()
+        changed = False
+        # rows with nonnegative coefficients and nothing left to fill: all zero
+        zero = (nnz > 0) & (neg == 0) & (np.abs(r) <= tl.ZERO_RHS * scale)
+        if zero.any():
+            cols = free_idx[np.unique(Ef[zero].indices)]
+            fixed[cols] = 0.0
+            changed = True
+        # rows with a single free cell: its value is determined
+        single = (nnz == 1) & ~zero
+        if single.any():
+            sub = Ef[single]
+            cols = free_idx[sub.indices]
+            value = r[single] / sub.data
+            value = np.where(np.abs(value) <= tl.ZERO_RHS * scale[single], 0.0, value)
+            still = np.isnan(fixed[cols])
+            fixed[cols[still]] = value[still]
+            changed = changed or bool(still.any())
+        if changed:
+            continue  # the cheap rules first, until they stop
+        if cls is not None:
+            changed = _tight_rows(E_t, e_t, G, g, fixed, cls, class_n)
+        if rect is not None and not changed:
+            changed = _rect_tight(*rect, fixed, cls, class_n)
+        if rect is not None and not changed:
+            # exact for the data rows: cells no feasible flow of a bucket can use
+            changed = _flow_zeros(rect[2], rect[3], fixed, cls, class_n)
+            if changed is None:  # fractional totals: the tight rule on the data rows
+                changed = tight_from > 0 and _tight_rows(E, e, G, g, fixed, cls, class_n)
+        if not changed:
+            break
+    return fixed
+
+
+def _tight_rows(E, e, G, g, fixed, cls, class_n) -> bool:
+    """Apply the tight-upper-bound rule once; True when it fixed a cell."""
+    free = np.isnan(fixed)
+    vals = np.where(free, 0.0, fixed)
+    blocks, targets = [E], [e]
+    if G is not None and G.shape[0]:
+        blocks.append(G)
+        targets.append(g)
+    R = sp.csr_array(sp.vstack(blocks, format="csr"))
+    t = np.concatenate(targets) - R @ vals
+    Rf = sp.coo_array(R[:, free]) if free.any() else None
+    if Rf is None or Rf.nnz == 0:
+        return False
+    free_idx = np.flatnonzero(free)
+    cell = free_idx[Rf.col]
+    df = pd.DataFrame({"row": Rf.row, "cell": cell, "cls": cls[cell], "a": Rf.data})
+    neg_rows = np.unique(df.loc[(df["a"] < 0) | (df["cls"] < 0), "row"].to_numpy())
+    df = df[~df["row"].isin(neg_rows)]
+    if df.empty:
+        return False
+    own = cls >= 0
+    remaining = class_n - np.bincount(cls[own], weights=vals[own], minlength=len(class_n))
+    top = df.groupby(["row", "cls"], sort=False)["a"].max().rename("top").reset_index()
+    top["ub"] = top["top"] * remaining[top["cls"].to_numpy()]
+    ub = top.groupby("row")["ub"].sum()
+    rows = ub.index.to_numpy()
+    tight = rows[t[rows] >= ub.to_numpy() - tl.TIGHT * np.maximum(1.0, np.abs(t[rows]))]
+    if len(tight) == 0:
+        return False
+    top = top[top["row"].isin(tight)]
+    # every free cell of a tight class whose coefficient is below the class maximum is 0
+    members = pd.DataFrame({"cell": free_idx, "cls": cls[free_idx]})
+    members = members[members["cls"] >= 0]
+    cand = top[["row", "cls", "top"]].merge(members, on="cls")
+    coef = df[["row", "cell", "a"]]
+    cand = cand.merge(coef, on=["row", "cell"], how="left").fillna({"a": 0.0})
+    zero = cand.loc[cand["a"] < cand["top"] - tl.TIGHT * cand["top"].abs(), "cell"].to_numpy()
+    zero = np.unique(zero)
+    zero = zero[np.isnan(fixed[zero])]
+    if len(zero) == 0:
+        return False
+    fixed[zero] = 0.0
+    return True
+
+
+def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool | None:
+    """Cells of a single release that no answer to the data rows can make positive.
+
+    Within the QI- and SA-invariants the free cells form a transportation polytope
+    (classes supply R_c records, values demand C_s). One feasible flow (max-flow) and the
+    strongly connected components of its residual graph decide every cell exactly: a cell
+    with zero flow can carry some only along a cycle class -> value -> class ... that
+    lowers cells with positive flow, i.e. when its class and value share a component.
+    Runs only when the remaining totals are integers (max-flow capacities), else returns
+    None; True if it fixed a cell.
+    """
+    from scipy.sparse.csgraph import connected_components, maximum_flow
+
+    free = np.isnan(fixed) & (cls >= 0)
+    if not free.any():
+        return False
+    vals = np.where(np.isnan(fixed), 0.0, fixed)
+    own = cls >= 0
+    R = class_n - np.bincount(cls[own], weights=vals[own], minlength=len(class_n))
+    C = gs_n - np.bincount(gs, weights=vals, minlength=len(gs_n))
+    idx = np.flatnonzero(free)
+    used_c, ci = np.unique(cls[idx], return_inverse=True)
+    used_s, si = np.unique(gs[idx], return_inverse=True)
+    Rc, Cs = R[used_c], C[used_s]
+    if (
+        np.abs(Rc - np.round(Rc)).max(initial=0) > tl.FLOW_INTEGER
+        or np.abs(Cs - np.round(Cs)).max(initial=0) > tl.FLOW_INTEGER
+        or Rc.sum() > 2**40
+    ):
+        return None  # skipped: max-flow needs integer totals
+    Rc, Cs = np.round(Rc).astype(np.int64), np.round(Cs).astype(np.int64)
+    nc, ns = len(used_c), len(used_s)
+    src, sink = nc + ns, nc + ns + 1
+    rows = np.concatenate([np.full(nc, src), ci, nc + np.arange(ns)])
+    cols = np.concatenate([np.arange(nc), nc + si, np.full(ns, sink)])
+    cap = np.concatenate([Rc, Rc[ci], Cs]).astype(np.int32 if Rc.sum() < 2**31 else np.int64)
+    graph = sp.csr_matrix((cap, (rows, cols)), shape=(nc + ns + 2, nc + ns + 2))
+    flow = maximum_flow(graph, src, sink, method="dinic")
+    if flow.flow_value != Rc.sum() or Rc.sum() != Cs.sum():
+        return False  # infeasible or unbalanced: left to the solver's diagnosis
+    F = sp.csr_matrix(flow.flow)
+    f_cell = np.asarray(F[ci, nc + si]).ravel()
+    pos = f_cell > 0
+    # residual graph on classes and values: c -> s always, s -> c where flow > 0
+    r_rows = np.concatenate([ci, nc + si[pos]])
+    r_cols = np.concatenate([nc + si, ci[pos]])
+    res = sp.csr_matrix((np.ones(len(r_rows)), (r_rows, r_cols)), shape=(nc + ns, nc + ns))
+    _, scc = connected_components(res, directed=True, connection="strong")
+    zero = ~pos & (scc[ci] != scc[nc + si])
+    if not zero.any():
+        return False
+    fixed[idx[zero]] = 0.0
+    return True
+
+
+def _rect_tight(F, f, gs, gs_n, gs_bucket, fixed, cls, class_n) -> bool:
+    """The bucket-flow bound of a fact row with equal positive coefficients; True if used.
+
+    In one bucket, the cells a row ``a * sum_S x = f`` covers lie in Q x V (Q its classes,
+    V its values), so they hold at most ``min(R_Q, C_V)`` records (R, C the class and
+    value totals still free). When ``f / a`` equals the sum of these bounds over the
+    buckets, every bucket attains its bound: if ``R_Q <= C_V`` every record of Q takes a
+    value of the row (Q's other cells are 0); if ``C_V <= R_Q`` every record with a value
+    in V is in a class of the row (V's other cells are 0). Rules ``P(s | Qv) = c`` of the
+    original data are often tight so: the (Qv, s) records are then pinned bucket by bucket.
+    """
+    free = np.isnan(fixed)
+    vals = np.where(free, 0.0, fixed)
+    t = f - F @ vals
+    Ff = sp.coo_array(F[:, free]) if free.any() else None
+    if Ff is None or Ff.nnz == 0:
+        return False
+    free_idx = np.flatnonzero(free)
+    cell = free_idx[Ff.col]
+    a = Ff.data
+    rows = Ff.row
+    amax = np.zeros(F.shape[0])
+    np.maximum.at(amax, rows, a)
+    amin = np.full(F.shape[0], np.inf)
+    np.minimum.at(amin, rows, a)
+    eq_rows = (amin > 0) & (amax - amin <= tl.TIGHT * amax)
+    keep = eq_rows[rows] & (cls[cell] >= 0)
+    if not keep.any():
+        return False
+    own = cls >= 0
+    r_cls = class_n - np.bincount(cls[own], weights=vals[own], minlength=len(class_n))
+    r_gs = gs_n - np.bincount(gs, weights=vals, minlength=len(gs_n))
+    df = pd.DataFrame(
+        {"row": rows[keep], "cell": cell[keep], "cls": cls[cell[keep]], "gs": gs[cell[keep]]}
+    )
+    df["bucket"] = gs_bucket[df["gs"].to_numpy()]
+    q = df.drop_duplicates(["row", "bucket", "cls"])
+    rq = (
+        pd.Series(r_cls[q["cls"].to_numpy()], index=pd.MultiIndex.from_frame(q[["row", "bucket"]]))
+        .groupby(level=[0, 1])
+        .sum()
+    )
+    v = df.drop_duplicates(["row", "bucket", "gs"])
+    cv = (
+        pd.Series(r_gs[v["gs"].to_numpy()], index=pd.MultiIndex.from_frame(v[["row", "bucket"]]))
+        .groupby(level=[0, 1])
+        .sum()
+    )
+    per = pd.DataFrame({"rq": rq, "cv": cv.reindex(rq.index)})
+    per["bound"] = np.minimum(per["rq"], per["cv"])
+    total = per["bound"].groupby(level=0).sum()
+    rr = total.index.to_numpy()
+    target = t[rr] / amax[rr]
+    tight = rr[target >= total.to_numpy() - tl.BUCKET_FLOW_TIGHT * np.maximum(1.0, np.abs(target))]
+    if len(tight) == 0:
+        return False
+    per = per[per.index.get_level_values(0).isin(tight)].reset_index()
+    tol = tl.BUCKET_FLOW_TIGHT * np.maximum(1.0, per["bound"].to_numpy())
+    zero = []
+    cells_free = pd.DataFrame({"cell": free_idx, "cls": cls[free_idx], "gs": gs[free_idx]})
+    in_row = df[df["row"].isin(tight)][["row", "bucket", "cell", "cls", "gs"]]
+    for side, key in (("rq", "cls"), ("cv", "gs")):
+        other = "cv" if side == "rq" else "rq"
+        bind = per[per[side].to_numpy() <= per[other].to_numpy() + tol][["row", "bucket"]]
+        if bind.empty:
+            continue
+        members = in_row.merge(bind, on=["row", "bucket"])[["row", key]].drop_duplicates()
+        cand = members.merge(cells_free[["cell", key]], on=key)
+        cand = cand.merge(in_row[["row", "cell"]], on=["row", "cell"], how="left", indicator=True)
+        zero.append(cand.loc[cand["_merge"] == "left_only", "cell"].to_numpy())
+    zero = np.unique(np.concatenate(zero)) if zero else np.zeros(0, dtype=int)
+    zero = zero[np.isnan(fixed[zero])]
+    if len(zero) == 0:
+        return False
+    fixed[zero] = 0.0
+    return True
