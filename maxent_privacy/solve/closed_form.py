@@ -38,7 +38,18 @@ def closed_components(red: Reduced, comp: np.ndarray, n_comp: int, has_fact) -> 
     product = (n_cells_k == n_cls_k * n_gs_k) & (T > 0)
     member = np.zeros(n_comp, dtype=bool)
     member[comp[red.in_complex]] = True
-    return product & ~np.asarray(has_fact) & ~member
+    # an SA row whose free cells lie in several components (its piece split when an
+    # implied row was dropped): its total is not this component's, so no closed form
+    lo = np.full(len(s.sa_n), n_comp)
+    hi = np.full(len(s.sa_n), -1)
+    np.minimum.at(lo, gs_f, comp)
+    np.maximum.at(hi, gs_f, comp)
+    split = np.zeros(n_comp, dtype=bool)
+    shared = np.flatnonzero((hi >= 0) & (lo != hi))
+    split[lo[shared]] = True
+    split[hi[shared]] = True
+    split[comp[np.isin(gs_f, shared)]] = True
+    return product & ~np.asarray(has_fact) & ~member & ~split
 
 
 class ClosedForm:

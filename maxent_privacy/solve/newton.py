@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
 from ..numerics import cell_components, entropy_terms
+from . import tolerances as tl
 
 __all__ = ["DualResult", "DualUnbounded", "NotConverged", "class_rows", "newton_maxent"]
 
@@ -54,10 +55,14 @@ class NotConverged(RuntimeError):
     dual's recession certificate proved 0 (:func:`recession_zeros`), possibly empty.
     """
 
-    def __init__(self, message: str, small=(), zeros=()):
+    def __init__(self, message: str, small=(), zeros=(), state=None, done=None):
         super().__init__(message)
         self.small = np.asarray(small, dtype=int)
         self.zeros = np.asarray(zeros, dtype=int)
+        #: the last iterate (a :class:`DualResult`) and which cells' components meet the
+        #: certificate there (their answers can be kept)
+        self.state = state
+        self.done = done
 
 
 class DualUnbounded(NotConverged):
@@ -219,8 +224,8 @@ def newton_maxent(
     h=None,
     lam0=None,
     mu0=None,
-    tol: float = 1e-10,
-    max_iter: int = 200,
+    tol: float = tl.NEWTON_TOL,
+    max_iter: int = tl.NEWTON_MAX_ITER,
     deadline: float | None = None,
     max_rounds: int = 40,
     verbose: bool = False,
@@ -231,113 +236,165 @@ def newton_maxent(
     class label of every cell (``0 .. len(R) - 1``); ``O``, ``G``: sparse rows over the
     cells. Stops when every row residual is at most ``tol * max(1, |rhs|)`` and the gap
     ``phi - H`` is at most ``tol * max(1, sum R)``; raises :class:`NotConverged`
-    otherwise, with the cells that went to ~0 (candidates for forced zeros) attached.
+    otherwise, with the cells that went to ~0 (candidates for forced zeros) and the
+    components that did converge attached.
     """
-    n = np.asarray(n, dtype=float)
-    cls = np.asarray(cls)
-    R = np.asarray(R, dtype=float)
-    m = len(n)
-    O = sp.csr_array(O) if O is not None else sp.csr_array((0, m))
-    b = np.asarray(b, dtype=float)
-    if G is None or G.shape[0] == 0:
-        G, h = sp.csr_array((0, m)), np.zeros(0)
-    else:
-        G, h = sp.csr_array(G), np.asarray(h, dtype=float)
-    lam = np.zeros(O.shape[0]) if lam0 is None else np.array(lam0, dtype=float)
-    mu = np.zeros(G.shape[0]) if mu0 is None else np.maximum(np.array(mu0, dtype=float), 0.0)
-    K = _Classes(cls, R)
-    with np.errstate(divide="ignore"):
-        logn = np.log(n)
-    comp = _components(m, cls, [O, G])
-    n_comp = int(comp.max()) + 1 if m else 0
-    cls_comp = np.zeros(K.C, dtype=int)
-    cls_comp[cls] = comp
-    row_comp = _row_comp(O, comp)
-    ineq_comp = _row_comp(G, comp)
-    if lam0 is None and O.shape[0]:
-        lam = _scaling_start(O, b, n, K, logn, row_comp)
+    P = _Batch.of(n, cls, R, O, b, G, h)
+    lam = np.zeros(P.O.shape[0]) if lam0 is None else np.array(lam0, dtype=float)
+    mu = np.zeros(P.G.shape[0]) if mu0 is None else np.maximum(np.array(mu0, dtype=float), 0.0)
+    if lam0 is None and P.O.shape[0]:  # (O, b are P's checked arrays from here on)
+        lam = _scaling_start(P.O, P.b, P.n, P.K, P.logn, P.row_comp)
     active = mu > 0
     total_iter = 0
     for _ in range(max_rounds):
-        rows = sp.vstack([O, G[active]], format="csr") if active.any() else O
-        rhs = np.concatenate([b, h[active]])
-        rc = np.concatenate([row_comp, ineq_comp[active]])
+        rows = sp.vstack([P.O, P.G[active]], format="csr") if active.any() else P.O
+        rhs = np.concatenate([P.b, P.h[active]])
+        rc = np.concatenate([P.row_comp, P.ineq_comp[active]])
         start = np.concatenate([lam, mu[active]])
-        out = _newton_eq(
-            rows,
-            rhs,
-            start,
-            n,
-            K,
-            logn,
-            rc,
-            cls_comp,
-            n_comp,
-            tol,
-            max_iter,
-            deadline,
-            verbose,
-            n_signed=int(active.sum()),
-        )
-        nu_all, x, logW, iters, ok, proved = out
+        nu_all, x, logW, iters, ok, proved = _newton_eq(
+            rows, rhs, start, P.n, P.K, P.logn, rc, P.cls_comp, P.n_comp,
+            tol, max_iter, deadline, verbose, n_signed=int(active.sum()),
+        )  # fmt: skip
         total_iter += iters
-        lam = nu_all[: O.shape[0]]
-        mu_new = np.zeros(G.shape[0])
-        mu_new[active] = nu_all[O.shape[0] :]
+        lam = nu_all[: P.O.shape[0]]
+        mu_new = np.zeros(P.G.shape[0])
+        mu_new[active] = nu_all[P.O.shape[0] :]
         if not ok and (active & (mu_new < 0)).any():
             # a row held as equality that should be slack (its multiplier went
             # negative) can leave no interior point: drop it and go on
             active &= mu_new >= 0
             mu = np.maximum(mu_new, 0.0)
             continue
+        state = DualResult(x, lam, mu_new, P.nu_cls(logW), total_iter, np.nan, np.nan, np.nan, "")
         if not ok:
-            small = np.flatnonzero(x < 1e-3 * n)
+            small = np.flatnonzero(x < 1e-3 * P.n)
             raise NotConverged(
                 f"Newton on the dual stopped after {total_iter} iterations without "
                 f"reaching the tolerance ({len(small)} cells near 0)",
                 small=small,
                 zeros=proved,
+                state=state,
+                done=P.done_cells(state, active, tol),
             )
-        slack = G @ x - h if G.shape[0] else np.zeros(0)
-        scale_h = np.maximum(1.0, np.abs(h))
-        bad_mu = active & (mu_new < -1e-12 * max(1.0, np.abs(mu_new).max(initial=0.0)))
+        slack = P.G @ x - P.h if P.G.shape[0] else np.zeros(0)
+        scale_h = np.maximum(1.0, np.abs(P.h))
+        bad_mu = active & (mu_new < -tl.KKT * max(1.0, np.abs(mu_new).max(initial=0.0)))
         bad_slack = ~active & (slack > tol * scale_h)
         if not bad_mu.any() and not bad_slack.any():
-            mu = np.maximum(mu_new, 0.0)
-            res = max(
-                float(np.max(np.abs(O @ x - b) / np.maximum(1.0, np.abs(b)), initial=0.0)),
-                float(np.max(np.maximum(slack, 0.0) / scale_h, initial=0.0)),
-            )
-            H = float(entropy_terms(x, n).sum())
-            Rlog = float(np.sum(np.where(R > 0, R * np.log(np.where(R > 0, R, 1.0)), 0.0)))
-            phi = float(lam @ b + mu @ h) + float(np.sum(np.where(R > 0, R * logW, 0.0))) - Rlog
-            with np.errstate(divide="ignore"):
-                nu_cls = logW - np.log(np.where(R > 0, R, np.nan)) - 1.0
-            return DualResult(
-                x=x,
-                lam=lam,
-                mu=mu,
-                nu_cls=nu_cls,
-                iterations=total_iter,
-                residual=res,
-                gap=phi - H,
-                phi=phi,
-                status="optimal",
-            )
-        # drop rows whose multiplier went negative; add the most violated rows (all at
-        # once can hold more rows as equalities than the answer has: a face with no
-        # interior, where Newton stalls)
-        if bad_slack.sum() > 8:
-            v = np.where(bad_slack, slack / scale_h, -np.inf)
-            keep = max(8, int(bad_slack.sum()) // 4)
-            top = np.argpartition(-v, keep - 1)[:keep]
-            bad_slack = np.zeros_like(bad_slack)
-            bad_slack[top] = True
-        active = (active & ~bad_mu) | bad_slack
+            return P.result(state, logW)
+        active = _next_active(active, bad_mu, bad_slack, slack / scale_h)
         mu = np.maximum(mu_new, 0.0)
     raise NotConverged(
         f"the active set of the inequality facts did not settle in {max_rounds} rounds"
     )
+
+
+def _next_active(active, bad_mu, bad_slack, violation) -> np.ndarray:
+    """Drop rows whose multiplier went negative; add the most violated rows (all at once
+    can hold more rows as equalities than the answer has: a face with no interior, where
+    Newton stalls), a quarter of them at a time."""
+    if bad_slack.sum() > 8:
+        v = np.where(bad_slack, violation, -np.inf)
+        keep = max(8, int(bad_slack.sum()) // 4)
+        top = np.argpartition(-v, keep - 1)[:keep]
+        bad_slack = np.zeros_like(bad_slack)
+        bad_slack[top] = True
+    return (active & ~bad_mu) | bad_slack
+
+
+@dataclass
+class _Batch:
+    """The arrays of one call of :func:`newton_maxent`, with its components."""
+
+    n: np.ndarray
+    R: np.ndarray
+    O: sp.csr_array
+    b: np.ndarray
+    G: sp.csr_array
+    h: np.ndarray
+    K: _Classes
+    logn: np.ndarray
+    comp: np.ndarray
+    n_comp: int
+    cls_comp: np.ndarray
+    row_comp: np.ndarray
+    ineq_comp: np.ndarray
+
+    @classmethod
+    def of(cls_, n, cls, R, O, b, G, h) -> _Batch:
+        n = np.asarray(n, dtype=float)
+        cls = np.asarray(cls)
+        R = np.asarray(R, dtype=float)
+        m = len(n)
+        O = sp.csr_array(O) if O is not None else sp.csr_array((0, m))
+        if G is None or G.shape[0] == 0:
+            G, h = sp.csr_array((0, m)), np.zeros(0)
+        else:
+            G, h = sp.csr_array(G), np.asarray(h, dtype=float)
+        K = _Classes(cls, R)
+        with np.errstate(divide="ignore"):
+            logn = np.log(n)
+        comp = _components(m, cls, [O, G])
+        cls_comp = np.zeros(K.C, dtype=int)
+        cls_comp[cls] = comp
+        n_comp = int(comp.max()) + 1 if m else 0
+        b = np.asarray(b, dtype=float)
+        return cls_(
+            n,
+            R,
+            O,
+            b,
+            G,
+            h,
+            K,
+            logn,
+            comp,
+            n_comp,
+            cls_comp,
+            _row_comp(O, comp),
+            _row_comp(G, comp),
+        )
+
+    def nu_cls(self, logW) -> np.ndarray:
+        """Class multipliers in the conic convention: ``nu_c = log W_c - log R_c - 1``."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return logW - np.log(np.where(self.R > 0, self.R, np.nan)) - 1.0
+
+    def result(self, state: DualResult, logW) -> DualResult:
+        """The certified answer: residual, entropy, phi and the gap."""
+        x, lam, mu = state.x, state.lam, np.maximum(state.mu, 0.0)
+        R = self.R
+        slack = self.G @ x - self.h if self.G.shape[0] else np.zeros(0)
+        res = max(
+            float(
+                np.max(np.abs(self.O @ x - self.b) / np.maximum(1.0, np.abs(self.b)), initial=0.0)
+            ),
+            float(np.max(np.maximum(slack, 0.0) / np.maximum(1.0, np.abs(self.h)), initial=0.0)),
+        )
+        H = float(entropy_terms(x, self.n).sum())
+        Rlog = float(np.sum(np.where(R > 0, R * np.log(np.where(R > 0, R, 1.0)), 0.0)))
+        phi = float(lam @ self.b + mu @ self.h) + float(np.sum(np.where(R > 0, R * logW, 0.0)))
+        phi -= Rlog
+        return DualResult(x, lam, mu, state.nu_cls, state.iterations, res, phi - H, phi, "optimal")
+
+    def done_cells(self, state: DualResult, active, tol: float) -> np.ndarray:
+        """Cells of the components that meet the certificate at ``state``: residuals,
+        gap, inequalities and multiplier signs within ``tol``, and no cell next to 0."""
+        x, lam, mu = state.x, state.lam, state.mu
+        bad = np.zeros(self.n_comp, dtype=bool)
+        r = self.O @ x - self.b
+        if len(r):
+            over = np.abs(r) / np.maximum(1.0, np.abs(self.b)) > tol
+            bad[self.row_comp[over]] = True
+            gap = np.bincount(self.row_comp, weights=-lam * r, minlength=self.n_comp)
+            bad |= np.abs(gap) > tol * max(1.0, float(self.R.sum()))
+        if self.G.shape[0]:
+            slack = self.G @ x - self.h
+            wrong = (slack > tol * np.maximum(1.0, np.abs(self.h))) | (active & (mu < 0))
+            bad[self.ineq_comp[wrong]] = True
+        near = x < tl.NEWTON_SETTLED * self.n
+        bad[self.comp[near]] = True
+        return ~bad[self.comp]
 
 
 def class_rows(cls: np.ndarray, n_classes: int) -> sp.csr_array:
@@ -454,7 +511,7 @@ def _newton_eq(
         if res <= tol and abs(gap) <= tol * R_tot:
             # a cell still next to 0 may be a forced zero that the tolerance hides: go on
             # until it settles (quadratic convergence) or leaves (the certificate below)
-            settled = np.min(x / n, initial=1.0) > 1e-8
+            settled = np.min(x / n, initial=1.0) > tl.NEWTON_SETTLED
             if settled or it > max_iter // 2:
                 return lam, x, logW, it - 1, True, proved
         below = phi - rlog < -1e-9 * np.maximum(1.0, rsum)

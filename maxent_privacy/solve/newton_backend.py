@@ -31,7 +31,7 @@ def run_job(args, kw):
     except DualUnbounded as err:
         return "unbounded", np.flatnonzero(np.isin(err.cell_comp, err.components))
     except NotConverged as err:
-        return "stalled", (str(err), err.small, err.zeros)
+        return "stalled", (str(err), err.small, err.zeros, err.state, err.done)
 
 
 class Newton:
@@ -74,6 +74,10 @@ class Newton:
             raise self._infeasible(red, part, res)
         if kind == "stalled":
             raise self._stalled(red, part, args, *res)
+        return self._answer(red, part, res, elapsed)
+
+    def _answer(self, red: Reduced, part: Part, res, elapsed: float) -> PartSolution:
+        """The part's answer from Newton's result (multipliers mapped to the part's rows)."""
         s = red.problem.structure
         dk = part.dk
         is_cls = red.d_block[dk] == 0
@@ -136,7 +140,7 @@ class Newton:
             conflicts=pd.DataFrame({"fact": names}),
         )
 
-    def _stalled(self, red, part, args, message, small, found) -> Exception:
+    def _stalled(self, red, part, args, message, small, found, state, done) -> Exception:
         how = "dual certificate"
         if not len(found) and len(small):
             n, cls, R, O, o, G, h = args
@@ -149,4 +153,15 @@ class Newton:
             )
         if self.verbose:
             print(f"maxent: {len(found)} cells forced to 0 ({how}); solving again")
-        return ForcedZeros(red.free[part.cells[found]], how)
+        return ForcedZeros(
+            red.free[part.cells[found]], how, self._kept(red, part, state, done, found)
+        )
+
+    def _kept(self, red, part, state, done, found) -> list[PartSolution]:
+        """Answers of the components that met the certificate and hold no forced zero."""
+        if state is None or done is None:
+            return []
+        bad = np.unique(part.comp[~done])
+        bad = np.union1d(bad, part.comp[found])
+        whole = self._answer(red, part, state, 0.0)
+        return [p for p in whole.split() if p.part.comps[0] not in bad]

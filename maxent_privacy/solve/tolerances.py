@@ -34,6 +34,9 @@ QR_MAX_COLUMNS = 20_000
 #: below this times the number of records
 NEWTON_TOL = 1e-10
 NEWTON_MAX_ITER = 200
+#: a cell below this times its base measure may be a forced zero that the tolerance hides:
+#: Newton goes on until it settles, and a stalled batch does not keep its component
+NEWTON_SETTLED = 1e-8
 
 # ------------------------------------------------------------------------------ polish
 #: polish stops at this residual (relative to the largest right side) ...
