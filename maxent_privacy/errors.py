@@ -45,3 +45,21 @@ class InfeasibleKnowledge(MaxEntError, RuntimeError):
 
 class UnsupportedModel(MaxEntError, ValueError):
     """The chosen solver cannot take a fact of the model (say a soft penalty for 'maxent')."""
+
+
+class OutputError(MaxEntError, OSError):
+    """An output file could not be written (disk full, no such folder, no permission).
+
+    Nothing was left behind and an existing file is unchanged. Also an ``OSError``:
+    ``filename`` is the path, ``errno`` the cause's (None when no system call failed).
+    """
+
+    def __init__(self, message: str, filename: str | None = None, errno: int | None = None):
+        super().__init__(message)
+        self.filename, self.errno, self.strerror = filename, errno, message
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+    def __reduce__(self):
+        return type(self), (self.args[0], self.filename, self.errno)
