@@ -38,6 +38,7 @@ import io
 import json
 import lzma
 import os
+import re
 import stat
 import sys
 import textwrap
@@ -71,7 +72,8 @@ exit codes:
        knowledge file, an unknown solver, knowledge the release cannot satisfy
   3    the solver failed or its answer failed the certificate check
   4    output not written (--out or standard output); nothing partial is left
-  130  interrupted; 141 standard output closed early (as with SIGPIPE)"""
+  130  interrupted (Ctrl-C)
+  141  standard output closed early (... | head): quiet, as with SIGPIPE"""
 
 
 def _show(frame: pd.DataFrame) -> str:
@@ -138,10 +140,10 @@ def _exit_code(exc: MaxEntError) -> int:
 _MAX_MESSAGE = 2000  # characters of an error message shown (a hostile file can be long)
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException, limit: int = _MAX_MESSAGE) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
-    if len(text) > _MAX_MESSAGE:
-        text = f"{text[:_MAX_MESSAGE]}... ({len(text) - _MAX_MESSAGE:,} more characters)"
+    if len(text) > limit:
+        text = f"{text[:limit]}... ({len(text) - limit:,} more characters)"
     return text
 
 
@@ -300,6 +302,13 @@ def read_release_csv(path) -> pd.DataFrame:
         ) from exc
     except pd.errors.ParserError as exc:
         reason = _one_line(exc).replace("Error tokenizing data. C error: ", "")
+        fields = re.fullmatch(r"Expected (\d+) fields in line (\d+), saw (\d+)", reason)
+        if fields:
+            want, line, saw = fields.groups()
+            raise _InputError(
+                f"{path}: line {line} has {saw} fields, the lines above {want}; every line "
+                "needs as many fields as the header"
+            ) from exc
         raise _InputError(f"{path}: not a valid CSV file ({reason})") from exc
     except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, ValueError) as exc:
         raise _InputError(f"{path}: cannot read: {_one_line(exc)}") from exc
@@ -307,6 +316,8 @@ def read_release_csv(path) -> pd.DataFrame:
         name = str(frame.columns[0])
         seps = [word for sep, word in _SEPARATORS if sep in name]
         hint = f"; the file looks {seps[0]}-separated" if seps else ""
+        if name.lstrip().startswith(("{", "[")):
+            hint = "; the file looks like JSON"
         raise _InputError(
             f"{path}: one column only ({name[:60]!r}){hint}; a release is comma-separated"
         )
@@ -356,7 +367,8 @@ def _analyze(args, out) -> int:
     try:
         release = Bucketized(frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person)
     except ReleaseError as exc:
-        raise _InputError(f"{_one_line(exc)} (release file {args.release})") from exc
+        message = _one_line(exc, limit=_MAX_MESSAGE // 2)
+        raise _InputError(f"{message} (release file {args.release})") from exc
     model = MaxEntModel(release)
     names = apply_knowledge(model, statements)
     result = model.solve(solver=args.solver)
