@@ -242,6 +242,16 @@ def _long_row(path: Path) -> str:
     return "some lines have more fields than the header"
 
 
+# what pandas and the decompressors raise on a bad file (ImportError: .zst without zstandard)
+_READ_ERRORS = (
+    OSError,
+    EOFError,
+    ImportError,
+    ValueError,
+    lzma.LZMAError,
+    zipfile.BadZipFile,
+    zlib.error,
+)
 _SEPARATORS = ((";", "semicolon"), ("\t", "tab"), ("|", "bar"))
 
 
@@ -310,7 +320,11 @@ def read_release_csv(path) -> pd.DataFrame:
                 "needs as many fields as the header"
             ) from exc
         raise _InputError(f"{path}: not a valid CSV file ({reason})") from exc
-    except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, ValueError) as exc:
+    except _READ_ERRORS as exc:
+        raise _InputError(f"{path}: cannot read: {_one_line(exc)}") from exc
+    except Exception as exc:  # a decompressor's own error class (zstandard.ZstdError, ...)
+        if not compressed:
+            raise
         raise _InputError(f"{path}: cannot read: {_one_line(exc)}") from exc
     if frame.shape[1] == 1:
         name = str(frame.columns[0])

@@ -142,6 +142,12 @@ BAD_RELEASES = {
         ["cut.csv.gz: cannot read: Compressed file ended"],
     ),
     ".csv.gz that is not gzip": ("plain.csv.gz", lambda b: b, ["plain.csv.gz: cannot read: "]),
+    ".csv.zst that is not zstd (or no zstandard)": (
+        "plain.csv.zst",
+        gzip.compress,
+        ["plain.csv.zst: cannot read: "],
+    ),
+    ".csv.zip that is not a zip": ("plain.csv.zip", lambda b: b, ["plain.csv.zip: cannot read: "]),
     "header only": (
         "header.csv",
         lambda b: b.splitlines(keepends=True)[0],
