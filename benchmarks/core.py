@@ -61,6 +61,7 @@ from _common import jsonable, machine_info
 
 import maxent_privacy
 from maxent_privacy import Bucketized, MaxEntModel, anonymize, datasets, metrics
+from maxent_privacy._io import write_text
 
 SA = datasets.ADULT_SA
 QI = list(datasets.ADULT_QI)
@@ -538,9 +539,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\ntotal {total:.1f} s")
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "core-quick" if args.quick else "core"
-    (args.out / f"{stem}.md").write_text(report)
+    write_text(args.out / f"{stem}.md", report)
     payload = {"machine": info, "config": config, "total_time": total, "instances": instances}
-    (args.out / f"{stem}.json").write_text(json.dumps(jsonable(payload), indent=1) + "\n")
+    write_text(args.out / f"{stem}.json", json.dumps(jsonable(payload), indent=1) + "\n")
     log(f"wrote {args.out / (stem + '.md')} and {args.out / (stem + '.json')}")
     return 0
 

@@ -53,6 +53,7 @@ import pandas as pd
 from _common import jsonable, machine_info
 
 from maxent_privacy import MaxEntModel, anonymize, datasets, metrics
+from maxent_privacy._io import save_figure, write_text
 from maxent_privacy.rules import Rules, mine_rules
 
 SA = datasets.ADULT_SA
@@ -419,7 +420,7 @@ def plot(path: Path, fig5: dict, fig6: list[dict], config: dict) -> None:
     n = "14,210" if config["n"] is None else f"{config['n']:,}"
     fig.suptitle(f"Privacy-MaxEnt on Adult ({n} records, Anatomy l=5)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(path, fig, dpi=120)
     plt.close(fig)
 
 
@@ -607,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(fig6_table(fig6, ts, _kl(fig5["mixed"][0])))
     print(f"\ntotal {total:.1f} s")
-    (args.out / f"{stem}.md").write_text(report)
+    write_text(args.out / f"{stem}.md", report)
     payload = {
         "machine": info,
         "config": config,
@@ -617,7 +618,7 @@ def main(argv: list[str] | None = None) -> int:
         "figure6": fig6,
         "checks": check,
     }
-    (args.out / f"{stem}.json").write_text(json.dumps(jsonable(payload), indent=1) + "\n")
+    write_text(args.out / f"{stem}.json", json.dumps(jsonable(payload), indent=1) + "\n")
     log(f"wrote {stem}.md, {stem}.json and {stem}.png in {args.out}")
     return 0
 

@@ -29,6 +29,8 @@ import io
 import sys
 from pathlib import Path
 
+from maxent_privacy._io import write_bytes
+
 RAW_COLUMNS = [
     "age",
     "workclass",
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data = build(args.source)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(data)
+    write_bytes(args.out, data)
     print(f"wrote {args.out} ({len(data):,} bytes, sha256 {hashlib.sha256(data).hexdigest()})")
     return 0
 

@@ -80,6 +80,7 @@ import pandas as pd
 
 import maxent_privacy
 from maxent_privacy import Bucketized, InaccurateSolution, MaxEntModel, datasets
+from maxent_privacy._io import save_figure, write_text
 from maxent_privacy.anonymize import check_l_diversity, history_guided, rebucketize
 
 CATEGORICAL = [
@@ -591,7 +592,7 @@ def plot(fig23: pd.DataFrame, fig4: pd.DataFrame, grid: pd.DataFrame, path: Path
     ax.set_title("Independent: what pins people, per setting", fontsize=10)
     ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save_figure(path, fig, dpi=130)
     plt.close(fig)
 
 
@@ -699,7 +700,7 @@ def main(argv=None) -> int:
     png = args.out / f"{stem}.png"
     plot(fig23, fig4, grid, png, cfg)
     report = write_report(cfg, args, fig23, fig4, grid, seeds, log, total, png)
-    (args.out / f"{stem}.md").write_text(report)
+    write_text(args.out / f"{stem}.md", report)
     print(report)
     print(f"wrote {args.out / f'{stem}.md'} and {png} in {total:.1f} s")
     return 0

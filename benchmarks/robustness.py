@@ -47,6 +47,7 @@ import pandas as pd
 
 import maxent_privacy
 from maxent_privacy import Bucketized, anonymize, datasets
+from maxent_privacy._io import save_figure, write_text
 from maxent_privacy.robustness import (
     Prior,
     compare_posteriors,
@@ -496,7 +497,7 @@ def plot(table: pd.DataFrame, path: Path) -> bool:
     ax.set_title("exact_posterior: exact possible-world posteriors")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(path, fig, dpi=120)
     plt.close(fig)
     return True
 
@@ -535,7 +536,7 @@ def main(argv=None) -> int:
             part4,
         ]
     )
-    (args.out / f"{stem}.md").write_text(report + "\n")
+    write_text(args.out / f"{stem}.md", report + "\n")
     print(f"wrote {args.out / f'{stem}.md'} ({total:.1f} s)")
     return 0 if ok else 1
 

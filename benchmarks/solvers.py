@@ -72,6 +72,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import jsonable, machine_info  # noqa: E402
 from republish import CATEGORICAL, exemptions, sample  # noqa: E402  (Wang's setting)
 
+from maxent_privacy._io import atomic_write, save_figure, write_text  # noqa: E402
+
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 WANG_SA = "occupation"
 WANG_QI = [c for c in CATEGORICAL if c != WANG_SA]
@@ -246,13 +248,13 @@ def child(spec_path: str) -> None:
     except Exception as err:
         out["error"] = f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
         out["traceback"] = traceback.format_exc()
-    with open(spec_path + ".out.pkl", "wb") as fh:
+    with atomic_write(spec_path + ".out.pkl", "wb") as fh:  # never a half pickle
         pickle.dump(out, fh)
 
 
 def run_capped(spec: dict, cap: float, tmp: Path) -> dict:
     path = tmp / f"{spec['instance']}-{spec['solver']}.json"
-    path.write_text(json.dumps(spec))
+    write_text(path, json.dumps(spec))
     t0 = time.perf_counter()
     row = {"instance": spec["instance"], "solver": spec["solver"]}
     try:
@@ -441,7 +443,7 @@ def plot(rows, path: Path) -> None:
         axes[1].set_title("Synthetic population")
         axes[1].legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(path, fig, dpi=110)
 
 
 def main(argv=None) -> int:
@@ -575,15 +577,16 @@ def main(argv=None) -> int:
         f"![time vs K and records](solvers{suffix}.png)",
         "",
     ]
-    (args.out / f"solvers{suffix}.md").write_text("\n".join(md))
+    write_text(args.out / f"solvers{suffix}.md", "\n".join(md))
     clean = [{k: v for k, v in r.items() if k not in ("posterior", "traceback")} for r in rows]
     for r, c in zip(rows, clean, strict=True):
         if "traceback" in r:
             c["traceback"] = r["traceback"][-2000:]
-    (args.out / f"solvers{suffix}.json").write_text(
+    write_text(
+        args.out / f"solvers{suffix}.json",
         json.dumps(
             jsonable({"machine": info, "command": command, "rows": clean, "targets": tgt}), indent=1
-        )
+        ),
     )
     print(table(rows))
     for a, b, c in tgt:

@@ -26,6 +26,7 @@ from _common import machine_info  # noqa: E402
 from republish import qi_for, sample  # noqa: E402  (Wang's setting)
 
 from maxent_privacy import MaxEntModel, anonymize, datasets  # noqa: E402
+from maxent_privacy._io import write_text  # noqa: E402
 from maxent_privacy.dual import lp_forced_zeros  # noqa: E402
 from maxent_privacy.mondrian import mondrian  # noqa: E402
 from maxent_privacy.rules import mine_rules  # noqa: E402
@@ -143,7 +144,7 @@ def main() -> int:
         '*ours: solve s* is the whole `model.solve(solver="maxent")` (presolve, '
         "Newton, certificate); the LP column finds the forced zeros alone.",
     ]
-    OUT.write_text("\n".join(lines) + "\n")
+    write_text(OUT, "\n".join(lines) + "\n")
     return 0
 
 

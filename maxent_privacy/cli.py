@@ -7,21 +7,73 @@ the maximum-entropy posterior without knowledge, then with P(Breast Cancer | mal
 [--out posterior.csv|posterior.json]`` estimates P(S | QI) of a bucketized release in a CSV
 file under the knowledge in a text file (see :mod:`maxent_privacy.parser`), prints the
 solve's summary (certificate and the facts' duals) and writes the posterior.
+
+Errors. A user's mistake is one line on stderr, ``error: <message>``, naming the file,
+column, value or fact at fault, and never a Python traceback. The release must be a
+comma-separated UTF-8 text file (``.gz``, ``.bz2``, ``.xz``, ``.zip`` or ``.zst`` when the
+name says so) with a header line and the same number of fields on every line. The output
+file is written whole or not at all (see :mod:`maxent_privacy._io`). Exit codes:
+
+===  =================================================================================
+0    success
+1    internal error: a bug in maxent-privacy; the traceback is printed, please report it
+2    usage or bad input: arguments (argparse also exits 2), an unreadable, empty or
+     malformed release or knowledge file, an unknown solver, knowledge that the release
+     cannot satisfy (the facts contradict the data or each other)
+3    the solver failed: no optimal answer, or one that failed our certificate check
+     (try another ``--solver``)
+4    output not written: ``--out`` (no such folder, not writable, disk full) or standard
+     output; nothing partial is left and an existing file is unchanged
+130  interrupted (Ctrl-C)
+141  standard output closed early (``maxent-privacy ... | head``): no message, as for
+     any command killed by SIGPIPE (128 + 13)
+===  =================================================================================
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
+import lzma
+import os
+import re
+import stat
 import sys
+import textwrap
+import traceback
+import warnings
+import zipfile
+import zlib
 from pathlib import Path
 
 import pandas as pd
 
 from . import datasets
+from ._io import atomic_write, check_target, write_text
 from .data import Bucketized
-from .errors import MaxEntError
+from .errors import InaccurateSolution, MaxEntError, OutputError, ReleaseError, SolverFailed
 from .model import MaxEntModel
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_INPUT = 2
+EXIT_SOLVER = 3
+EXIT_OUTPUT = 4
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+EXIT_CODES = """\
+exit codes:
+  0    success
+  1    internal error (a bug: the traceback is printed; please report it)
+  2    usage or bad input: arguments, an unreadable or malformed release or
+       knowledge file, an unknown solver, knowledge the release cannot satisfy
+  3    the solver failed or its answer failed the certificate check
+  4    output not written (--out or standard output); nothing partial is left
+  130  interrupted (Ctrl-C)
+  141  standard output closed early (... | head): quiet, as with SIGPIPE"""
 
 
 def _show(frame: pd.DataFrame) -> str:
@@ -31,8 +83,9 @@ def _show(frame: pd.DataFrame) -> str:
         return frame.to_string()
 
 
-def demo(out=sys.stdout) -> int:
+def demo(out=None) -> int:
     """Figure 1 of the Privacy-MaxEnt paper, end to end."""
+    out = sys.stdout if out is None else out
     frame = datasets.du2008_figure1()
     release = Bucketized(frame, qi=["gender", "degree"], sa="disease", group="bucket")
     print("Figure 1(b) of Du, Teng and Zhu (SIGMOD 2008): the bucketized release", file=out)
@@ -72,6 +125,337 @@ class _UsageError(MaxEntError, ValueError):
     """A command-line argument that argparse cannot check (file extension, ...)."""
 
 
+class _InputError(MaxEntError, ValueError):
+    """An input file that cannot be read as what it should be; the message names it."""
+
+
+def _exit_code(exc: MaxEntError) -> int:
+    if isinstance(exc, OutputError):
+        return EXIT_OUTPUT
+    if isinstance(exc, (SolverFailed, InaccurateSolution)):
+        return EXIT_SOLVER
+    return EXIT_INPUT
+
+
+_MAX_MESSAGE = 2000  # characters of an error message shown (a hostile file can be long)
+
+
+def _one_line(exc: BaseException, limit: int = _MAX_MESSAGE) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if len(text) > limit:
+        text = f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+    return text
+
+
+class _Checked:
+    """A text stream whose write failures (other than a closed pipe) are OutputErrors."""
+
+    def __init__(self, stream, name: str):
+        self.stream, self.name = stream, name
+
+    def _call(self, method, *args):
+        if self.stream is None:  # no standard output at all (pythonw): print nothing
+            return None
+        try:
+            return getattr(self.stream, method)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            reason = exc.strerror or _one_line(exc)
+            raise OutputError(f"cannot write {self.name}: {reason}", errno=exc.errno) from exc
+
+    def write(self, text: str):
+        return self._call("write", text)
+
+    def flush(self):
+        return self._call("flush")
+
+
+# ----------------------------------------------------------------------- reading the release
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst", ".tar", ".tgz")
+_MAGIC = (  # (leading bytes, what the file is instead of CSV text)
+    (b"\x1f\x8b", "a gzip-compressed file; name it .csv.gz or decompress it"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file; name it .csv.xz or decompress it"),
+    (b"\x28\xb5\x2f\xfd", "a zstd-compressed file; name it .csv.zst or decompress it"),
+    (b"PK\x03\x04", "a ZIP archive (an .xlsx or .ods spreadsheet is one); export it as CSV"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Excel .xls file; export it as CSV"),
+    (b"\x00\x00\xfe\xff", "UTF-32 text; save it as UTF-8"),
+    (b"\xff\xfe\x00\x00", "UTF-32 text; save it as UTF-8"),
+    (b"\xff\xfe", "UTF-16 text; save it as UTF-8"),
+    (b"\xfe\xff", "UTF-16 text; save it as UTF-8"),
+)
+
+
+def _sniff(head: bytes) -> str | None:
+    """What a file that is not CSV text is, from its first bytes (None: maybe CSV)."""
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return f"not CSV text but {what}"
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] == b"1AY&SY":
+        return "not CSV text but a bzip2-compressed file; name it .csv.bz2 or decompress it"
+    if b"\x00" in head:
+        return "not CSV text but a binary file (it holds NUL bytes)"
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:14].lower()
+    if start.startswith((b"<!doctype html", b"<html", b"<?xml")):
+        return "not CSV text but an HTML or XML document"
+    return None
+
+
+def _utf8_error(path: Path) -> str | None:
+    """``path:line: ... byte 0x.. at offset M ...`` for the first byte that is not UTF-8."""
+    line, base, carry = 1, 0, b""
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(1 << 20)
+            data = carry + chunk
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if chunk and exc.end == len(data) and exc.reason == "unexpected end of data":
+                    carry = data[exc.start :]  # a character split across two chunks
+                    line += data.count(b"\n", 0, exc.start)
+                    base += exc.start
+                    continue
+                line += data.count(b"\n", 0, exc.start)
+                return (
+                    f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                    f"{base + exc.start}: {exc.reason}); save the file as UTF-8"
+                )
+            if not chunk:
+                return None
+            line += data.count(b"\n")
+            base += len(data)
+            carry = b""
+
+
+def _long_row(path: Path) -> str:
+    """Which line has more fields than the header (pandas does not say)."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, [])
+            for row in reader:
+                if len(row) > len(header):
+                    return f"line {reader.line_num} has {len(row)} fields, the header {len(header)}"
+    except (OSError, UnicodeError, csv.Error):
+        pass
+    return "some lines have more fields than the header"
+
+
+# what pandas and the decompressors raise on a bad file (ImportError: .zst without zstandard)
+_READ_ERRORS = (
+    OSError,
+    EOFError,
+    ImportError,
+    ValueError,
+    lzma.LZMAError,
+    zipfile.BadZipFile,
+    zlib.error,
+)
+_SEPARATORS = ((";", "semicolon"), ("\t", "tab"), ("|", "bar"))
+
+
+def read_release_csv(path) -> pd.DataFrame:
+    """Read a release's CSV file as text; an unreadable file is an error naming it.
+
+    Missing, a folder, not readable, empty or blank, compressed or binary without the
+    extension to say so, not UTF-8, rows with more fields than the header, a single column
+    (not comma-separated): each an ``_InputError`` (exit code 2) whose message starts with
+    the path. Values are read as text (``dtype=str``), as before.
+    """
+    path = Path(path)
+    try:
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            raise _InputError(f"{path}: is a folder, not a CSV file")
+        with open(path, "rb") as fh:
+            if stat.S_ISREG(st.st_mode):
+                head, source = fh.read(1 << 16), path
+                whole = st.st_size <= len(head)
+            else:  # a pipe (say <(zcat release.csv.gz)): read it once, whole
+                head, source, whole = fh.read(), None, True
+    except OSError as exc:
+        raise _InputError(f"{path}: cannot read: {exc.strerror or _one_line(exc)}") from exc
+    compressed = path.suffix.lower() in _COMPRESSED and source is not None
+    plain = source is not None and not compressed  # a regular file we may read again
+    if whole and not compressed and not head.strip(b" \t\r\n"):
+        raise _InputError(
+            f"{path}: the file is empty; a release is a CSV file with a header line and one "
+            "row per record"
+        )
+    if not compressed:
+        what = _sniff(head)
+        if what is not None:
+            raise _InputError(f"{path}: {what}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                source if source is not None else io.BytesIO(head), dtype=str, index_col=False
+            )
+    except UnicodeDecodeError as exc:
+        message = _utf8_error(path) if plain else None
+        raise _InputError(
+            message
+            or f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}: {exc.reason}); "
+            "save the file as UTF-8"
+        ) from exc
+    except pd.errors.EmptyDataError as exc:
+        raise _InputError(
+            f"{path}: no header line (the file is blank); a release is a CSV file with a "
+            "header line and one row per record"
+        ) from exc
+    except pd.errors.ParserWarning as exc:
+        where = _long_row(path) if plain else "some lines have more fields than the header"
+        raise _InputError(
+            f"{path}: {where}; every line needs as many fields as the header"
+        ) from exc
+    except pd.errors.ParserError as exc:
+        reason = _one_line(exc).replace("Error tokenizing data. C error: ", "")
+        fields = re.fullmatch(r"Expected (\d+) fields in line (\d+), saw (\d+)", reason)
+        if fields:
+            want, line, saw = fields.groups()
+            raise _InputError(
+                f"{path}: line {line} has {saw} fields, the lines above {want}; every line "
+                "needs as many fields as the header"
+            ) from exc
+        raise _InputError(f"{path}: not a valid CSV file ({reason})") from exc
+    except _READ_ERRORS as exc:
+        raise _InputError(f"{path}: cannot read: {_one_line(exc)}") from exc
+    except Exception as exc:  # a decompressor's own error class (zstandard.ZstdError, ...)
+        if not compressed:
+            raise
+        raise _InputError(f"{path}: cannot read: {_one_line(exc)}") from exc
+    if frame.shape[1] == 1:
+        name = str(frame.columns[0])
+        seps = [word for sep, word in _SEPARATORS if sep in name]
+        hint = f"; the file looks {seps[0]}-separated" if seps else ""
+        if name.lstrip().startswith(("{", "[")):
+            hint = "; the file looks like JSON"
+        raise _InputError(
+            f"{path}: one column only ({name[:60]!r}){hint}; a release is comma-separated"
+        )
+    return frame
+
+
+def _write_posterior(table: pd.DataFrame, path: Path, fmt: str) -> None:
+    """Whole or not at all (errors are OutputErrors naming the path)."""
+    if fmt == "json":
+        text = json.dumps(_posterior_records(table), indent=1, ensure_ascii=False)
+        write_text(path, text + "\n")
+    else:
+        with atomic_write(path, "w", newline="") as fh:
+            table.reset_index().to_csv(fh, index=False)
+
+
+def analyze(args, out=None, err=None) -> int:
+    """The ``analyze`` command: read, build, apply knowledge, solve, report, write.
+
+    Returns the exit code; an error is one line on ``err`` (see the module docstring).
+    """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    return _guard(lambda: _analyze(args, out), err)
+
+
+def _analyze(args, out) -> int:
+    from .parser import apply_knowledge, load_knowledge
+
+    fmt = None
+    if args.out is not None:
+        fmt = _OUT_FORMATS.get(Path(args.out).suffix.lower())
+        if fmt is None:
+            raise _UsageError(
+                f"--out {args.out!r}: give a .csv or .json file name (the format follows "
+                "the extension)"
+            )
+        check_target(args.out)
+    statements = []
+    if args.knowledge:
+        try:
+            statements = load_knowledge(args.knowledge)
+        except OSError as exc:
+            reason = exc.strerror or _one_line(exc)
+            raise _InputError(f"{args.knowledge}: cannot read: {reason}") from exc
+    frame = read_release_csv(args.release)
+    try:
+        release = Bucketized(frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person)
+    except ReleaseError as exc:
+        message = _one_line(exc, limit=_MAX_MESSAGE // 2)
+        raise _InputError(f"{message} (release file {args.release})") from exc
+    model = MaxEntModel(release)
+    names = apply_knowledge(model, statements)
+    result = model.solve(solver=args.solver)
+    table = result.posterior(by="group" if args.by == "group" else None)
+    if args.out is not None:
+        _write_posterior(table, Path(args.out), fmt)
+    print(
+        f"{release.n_records} records, {release.n_groups} groups; "
+        + (f"{len(names)} facts from {args.knowledge}" if args.knowledge else "no knowledge file"),
+        file=out,
+    )
+    print(result.summary(), file=out)
+    persons = getattr(model, "persons", [])
+    if persons and hasattr(result, "person_posterior"):
+        print("\nP(" + str(model.sa) + " | person):", file=out)
+        print(_show(result.person_posterior()), file=out)
+    if args.out is None:
+        print(
+            "\nposterior P(" + str(model.sa) + " | QI" + (", group" if args.by else "") + "):",
+            file=out,
+        )
+        print(_show(table), file=out)
+    else:
+        print(f"posterior written to {args.out}", file=out)
+    return EXIT_OK
+
+
+def _guard(command, err) -> int:
+    """Run a command; a user's error is one line on ``err``, a bug a traceback. Exit code."""
+    try:
+        return command()
+    except BrokenPipeError:
+        raise  # standard output is gone: main() ends quietly
+    except KeyboardInterrupt:
+        print("error: interrupted", file=err)
+        return EXIT_INTERRUPTED
+    except MaxEntError as exc:
+        print(f"error: {_one_line(exc)}", file=err)
+        return _exit_code(exc)
+    except Exception as exc:
+        traceback.print_exc(file=err)
+        print(
+            f"error: internal error ({type(exc).__name__}: {_one_line(exc)}); this is a "
+            "bug in maxent-privacy, please report it with the traceback above",
+            file=err,
+        )
+        return EXIT_INTERNAL
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null so that the interpreter's last flush cannot fail
+    (Python documentation, signal module, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):  # no real descriptor (pytest's capture)
+        pass
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's layout, except that paragraphs whose lines are indented keep their lines."""
+
+    def _fill_text(self, text, width, indent):
+        paragraphs = text.split("\n\n")
+        return "\n\n".join(
+            textwrap.indent(p, indent)
+            if "\n " in p or p.startswith(" ")
+            else super(_HelpFormatter, self)._fill_text(p, width, indent)
+            for p in paragraphs
+        )
+
+
 def _posterior_records(table: pd.DataFrame) -> list[dict]:
     """Records orientation: the index columns, then one key per sensitive value."""
     keys = list(table.index.names)
@@ -91,76 +475,28 @@ def _posterior_records(table: pd.DataFrame) -> list[dict]:
     return out
 
 
-def _write_posterior(table: pd.DataFrame, path: Path, fmt: str) -> None:
-    if fmt == "json":
-        text = json.dumps(_posterior_records(table), indent=1, ensure_ascii=False)
-        path.write_text(text + "\n", encoding="utf-8")
-    else:
-        table.reset_index().to_csv(path, index=False)
-
-
-def analyze(args, out=None, err=None) -> int:
-    """The ``analyze`` command: read, build, apply knowledge, solve, report, write."""
-    from .parser import apply_knowledge, load_knowledge
-
-    out = sys.stdout if out is None else out
-    err = sys.stderr if err is None else err
-    try:
-        fmt = None
-        if args.out is not None:
-            fmt = _OUT_FORMATS.get(Path(args.out).suffix.lower())
-            if fmt is None:
-                raise _UsageError(
-                    f"--out {args.out!r}: give a .csv or .json file name (the format follows "
-                    "the extension)"
-                )
-        statements = load_knowledge(args.knowledge) if args.knowledge else []
-        frame = pd.read_csv(args.release, dtype=str)
-        release = Bucketized(frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person)
-        model = MaxEntModel(release)
-        names = apply_knowledge(model, statements)
-        result = model.solve(solver=args.solver)
-        table = result.posterior(by="group" if args.by == "group" else None)
-        if args.out is not None:
-            _write_posterior(table, Path(args.out), fmt)
-    except (MaxEntError, OSError, ValueError) as exc:
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"error: {message}", file=err)
-        return 2
-    print(
-        f"{release.n_records} records, {release.n_groups} groups; "
-        + (f"{len(names)} facts from {args.knowledge}" if args.knowledge else "no knowledge file"),
-        file=out,
-    )
-    print(result.summary(), file=out)
-    persons = getattr(model, "persons", [])
-    if persons and hasattr(result, "person_posterior"):
-        print("\nP(" + str(model.sa) + " | person):", file=out)
-        print(_show(result.person_posterior()), file=out)
-    if args.out is None:
-        print(
-            "\nposterior P(" + str(model.sa) + " | QI" + (", group" if args.by else "") + "):",
-            file=out,
-        )
-        print(_show(table), file=out)
-    else:
-        print(f"posterior written to {args.out}", file=out)
-    return 0
-
-
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="maxent-privacy",
         description="What can an adversary infer from a published anonymized table?",
+        epilog=EXIT_CODES,
+        formatter_class=_HelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("demo", help="Figure 1 of Privacy-MaxEnt: release, posterior, knowledge")
+    sub.add_parser(
+        "demo",
+        help="Figure 1 of Privacy-MaxEnt: release, posterior, knowledge",
+        epilog=EXIT_CODES,
+        formatter_class=_HelpFormatter,
+    )
     an = sub.add_parser(
         "analyze",
         help="posterior of a bucketized release (CSV) under knowledge from a text file",
         description="Estimate P(sensitive | QI) of a bucketized release by maximum entropy, "
         "under background knowledge written in a text file (one fact a line, e.g. "
         'P(disease = "Flu" | gender = "male") = 0.3).',
+        epilog=EXIT_CODES,
+        formatter_class=_HelpFormatter,
     )
     an.add_argument("release", help="CSV file, one row per record (values read as text)")
     an.add_argument(
@@ -183,12 +519,31 @@ def main(argv=None) -> int:
         choices=["group"],
         help="'group': P(sensitive | QI, group) instead of P(sensitive | QI)",
     )
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        return demo()
-    if args.command == "analyze":
-        return analyze(args)
-    return 2  # pragma: no cover
+    return parser
+
+
+def main(argv=None) -> int:
+    """The command line; returns the exit code (see the module docstring)."""
+    args = _parser().parse_args(argv)
+    out = _Checked(sys.stdout, "standard output")
+    err = sys.stderr
+    code = EXIT_INTERNAL
+    try:
+        if args.command == "demo":
+            code = _guard(lambda: demo(out), err)
+        else:
+            code = analyze(args, out, err)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    except OSError as exc:  # the last flush of standard output failed (disk full, ...)
+        _quiet_stdout()
+        if code == EXIT_OK:
+            print(f"error: cannot write standard output: {exc.strerror or exc}", file=err)
+            code = EXIT_OUTPUT
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

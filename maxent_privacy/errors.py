@@ -49,3 +49,21 @@ class UnsupportedModel(MaxEntError, ValueError):
 
 class SolverOptionError(MaxEntError, ValueError):
     """An option of a solve is unknown to the solver, ill-typed or out of range."""
+
+
+class OutputError(MaxEntError, OSError):
+    """An output file could not be written (disk full, no such folder, no permission).
+
+    Nothing was left behind and an existing file is unchanged. Also an ``OSError``:
+    ``filename`` is the path, ``errno`` the cause's (None when no system call failed).
+    """
+
+    def __init__(self, message: str, filename: str | None = None, errno: int | None = None):
+        super().__init__(message)
+        self.filename, self.errno, self.strerror = filename, errno, message
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+    def __reduce__(self):
+        return type(self), (self.args[0], self.filename, self.errno)

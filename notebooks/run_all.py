@@ -19,6 +19,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from maxent_privacy._io import atomic_write, write_bytes
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -40,10 +42,17 @@ def run(path: Path, mode: str, timeout: int = 3600, save: bool = True) -> float:
             os.environ["MAXENT_NOTEBOOK_MODE"] = old
     nb.metadata["maxent_privacy"] = {"mode": mode}
     if save:
-        nbformat.write(nb, path)
+        save_notebook(nb, path)
         if mode == "full":
             save_figure(nb, HERE / "figures" / f"{path.stem}.png")
     return time.perf_counter() - t0
+
+
+def save_notebook(nb, path: Path) -> None:
+    """Write the notebook as nbformat does, whole or not at all (a failed write keeps the old
+    file)."""
+    with atomic_write(path, "w", encoding="utf-8") as fh:
+        nbformat.write(nb, fh)
 
 
 def save_figure(nb, target: Path) -> None:
@@ -62,7 +71,7 @@ def save_figure(nb, target: Path) -> None:
     png = next(images(tagged), None) or next(images(code), None)
     if png is not None:
         target.parent.mkdir(exist_ok=True)
-        target.write_bytes(base64.b64decode(png))
+        write_bytes(target, base64.b64decode(png))
 
 
 def main(argv=None) -> int:
