@@ -1114,6 +1114,7 @@ class _Compiler:
     def leaf(self, node: Prob | Count):
         """The cvxpy expression of one ``P(...)`` or ``count(...)``."""
         from .errors import KnowledgeError
+        from .knowledge import count_having
 
         if isinstance(node, Prob):
             if node.person is None and node.attribute != self.model.sa:
@@ -1138,13 +1139,6 @@ class _Compiler:
             self.person(n, s)
             for n, s in zip(node.persons, _spans(node.person_spans, len(node.persons)), strict=True)
         ]
-        count_having = _count_having(self.model)
-        if count_having is None:
-            raise self.error(
-                "count(...) needs count_having() in maxent_privacy.knowledge, which this "
-                "version does not have",
-                node.span,
-            )
         try:
             return count_having(node.value, people)
         except KnowledgeError as exc:
@@ -1228,15 +1222,6 @@ class _Compiler:
 def _spans(spans, n: int) -> tuple:
     """Positions of n parts, or None for each when the statement was built by hand."""
     return tuple(spans) if spans and len(spans) == n else (None,) * n
-
-
-def _count_having(model):
-    from . import knowledge
-
-    fn = getattr(knowledge, "count_having", None)
-    if fn is None:
-        fn = getattr(model, "count_having", None)
-    return fn
 
 
 def _snapshot(model) -> dict:
