@@ -398,9 +398,8 @@ class _Token(NamedTuple):
         return self.kind == "ident" and self.text in words
 
 
-_SPACE = re.compile(r"[ \t\r\f\v]*")
-_NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_IDENT = re.compile(r"[^\W\d][\w-]*")
+_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_IDENT = r"[^\W\d][\w-]*"
 _STRING_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)  # no backtracking
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _OPS = (
@@ -425,7 +424,14 @@ _OPS = (
     "*",
     "/",
 )
-_OP = re.compile("|".join(map(re.escape, _OPS)))  # in this order: "+-" before "+"
+# One token after blanks: a number, an identifier, an operator (in _OPS' order: "+-" before
+# "+"), the opening quote of a string, a comment, or any other character (a "bad" token).
+_TOKEN = re.compile(
+    rf"[ \t\r\f\v]*(?:(?P<number>{_NUMBER})|(?P<ident>{_IDENT})"
+    rf"|(?P<op>{'|'.join(map(re.escape, _OPS))})|(?P<string>\")|(?P<comment>#)"
+    r"|(?P<bad>[^ \t\r\f\v]))",  # not a blank: blanks then the end of the line match nothing
+    re.DOTALL,
+)
 
 
 class _Lexer:
@@ -456,31 +462,27 @@ class _Lexer:
         )
 
     def token(self) -> _Token:
-        raw, stop = self.raw, self.stop
-        i = _SPACE.match(raw, self.i, stop).end()
-        if i >= stop or raw[i] == "#":
-            if i >= stop and self.long:
+        m = _TOKEN.match(self.raw, self.i, self.stop)
+        kind = m.lastgroup if m is not None else "comment"
+        if kind == "comment":  # or nothing but blanks up to the limit
+            if m is None and self.long:
                 raise self.too_long()
-            self.i = i
             return _Token("end", "", None, self.last_end, self.last_end)
-        col = i + 1
-        if raw[i] == '"':
-            tok = self.string(i)
-        elif m := _NUMBER.match(raw, i, stop):
-            text = m.group()
+        text, end = m.group(kind), m.end()
+        col = end - len(text) + 1
+        if kind == "string":
+            tok = self.string(col - 1)
+        elif kind == "number":
             value: float | int = float(text)
             if not math.isfinite(value):
                 raise self.fail("number out of range", col, text)
             if text.isdigit():
                 value = int(text.lstrip("0") or "0")  # < 1.8e308: far below int()'s limit
-            tok = _Token("number", text, value, col, m.end() + 1)
-        elif m := _IDENT.match(raw, i, stop):
-            tok = _Token("ident", m.group(), m.group(), col, m.end() + 1)
-        elif m := _OP.match(raw, i, stop):
-            tok = _Token("op", m.group(), m.group(), col, m.end() + 1)
+            tok = _Token("number", text, value, col, end + 1)
         else:
-            # left for the parser, so that the error is at the first token out of place
-            tok = _Token("bad", raw[i], raw[i], col, col + 1)
+            # a "bad" character is left for the parser, so that the error is at the first
+            # token out of place
+            tok = _Token(kind, text, text, col, end + 1)
         self.i, self.last_end = tok.end - 1, tok.end
         return tok
 
@@ -547,9 +549,11 @@ class _Parser:
 
     # -- helpers
     def peek(self, k: int = 0) -> _Token:
+        try:
+            return self.ahead[k]
+        except IndexError:
+            pass
         ahead = self.ahead
-        if k < len(ahead):
-            return ahead[k]
         while len(ahead) <= k:
             if ahead and ahead[-1].kind == "end":
                 return ahead[-1]
@@ -1149,13 +1153,14 @@ class _Compiler:
 
         The tree is walked top-down with a stack, each ``P(...)``/``count(...)`` leaf
         taking the product of the factors above it, so the expression is flat however
-        deep the tree (cvxpy's own trees are walked recursively). A lone leaf is returned
-        as it is (the model knows it by its identity).
+        deep the tree (cvxpy's own trees are walked recursively). A leaf written more than
+        once is one term with the coefficients added (cvxpy's cost is per term). A lone
+        leaf is returned as it is (the model knows it by its identity).
         """
         if isinstance(root, (Prob, Count)):
             return self.leaf(root)
         consts = _constants(root)
-        constant, terms = 0.0, []
+        constant, terms = 0.0, {}  # leaf (or its id if unhashable) -> [coefficient, cvxpy]
         stack = [(root, 1.0)]  # left-most on top: leaves are checked in reading order
         while stack:
             node, factor = stack.pop()
@@ -1188,13 +1193,21 @@ class _Compiler:
                 else:
                     raise TypeError(f"not a knowledge operator: {node.op!r}")
             elif isinstance(node, (Prob, Count)):
-                terms.append((factor, self.leaf(node)))
+                key = node
+                try:
+                    hash(node)
+                except TypeError:  # a hand-made leaf holding a list
+                    key = id(node)
+                if key in terms:
+                    terms[key][0] += factor
+                else:
+                    terms[key] = [factor, self.leaf(node)]
             else:
                 raise TypeError(f"not a knowledge expression: {node!r}")
-        if not all(math.isfinite(c) for c in [constant, *(f for f, _ in terms)]):
+        if not all(math.isfinite(c) for c in [constant, *(f for f, _ in terms.values())]):
             raise self.error("a coefficient is out of range (the arithmetic overflows)")
         out = None
-        for factor, term in terms:
+        for factor, term in terms.values():
             part = term if factor == 1 else (-term if factor == -1 else factor * term)
             out = part if out is None else out + part
         if out is None:
