@@ -438,9 +438,9 @@ class _Lexer:
     """The tokens of one line, read one at a time as the parser asks for them.
 
     So the first bad token stops everything: nothing after it is read. Nothing past
-    :data:`MAX_LINE_CHARS` is read either: a token the limit cuts is given as far as it
-    goes (an error about it still comes first), and asking for more says the line is
-    too long.
+    :data:`MAX_LINE_CHARS` is read either: a name or number the limit cuts is given as
+    far as it goes (so an error about it still comes first); a string it cuts, or asking
+    for a token past it, says the line is too long.
     """
 
     def __init__(self, raw: str, line: int, source: str):
