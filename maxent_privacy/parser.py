@@ -21,8 +21,17 @@ Comparisons are ``=`` (or ``==``), ``<=`` and ``>=``; either side is a linear ex
 soft fact (:func:`maxent_privacy.knowledge.soft`) and ``name "...":`` names the fact (its key
 in ``result.duals``); without a name a fact is named by its own text.
 
-The text is read by a tokenizer and a recursive-descent parser: nothing in it is ever
-evaluated as Python. Errors are :class:`KnowledgeFileError` with ``source:line:column``.
+The text is read by a tokenizer and a parser: nothing in it is ever evaluated as Python.
+Errors are :class:`KnowledgeFileError` with ``source:line:column``, at the first token out
+of place: the tokenizer reads a line only as far as the parser asks for tokens.
+
+Limits: a knowledge file may come from anyone, so the parser bounds its work. A text or
+file larger than :data:`MAX_FILE_BYTES`, a line longer than :data:`MAX_LINE_CHARS` and
+parentheses nested deeper than :data:`MAX_NESTING` are refused with an error that names
+the limit. Within them, time and memory grow linearly with the text: sums, products and
+nesting are parsed with loops and an explicit stack, not Python recursion, so no sum is too
+long for the interpreter's stack. Error messages are one line of at most
+:data:`MAX_MESSAGE_CHARS` characters, with any quoted token cut to 40 characters + ``...``.
 
 >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
 >>> from maxent_privacy.parser import parse_knowledge, apply_knowledge
@@ -37,14 +46,20 @@ evaluated as Python. Errors are :class:`KnowledgeFileError` with ``source:line:c
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import MaxEntError
 
 __all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_LINE_CHARS",
+    "MAX_MESSAGE_CHARS",
+    "MAX_NESTING",
     "BinOp",
     "Condition",
     "Count",
@@ -58,14 +73,60 @@ __all__ = [
     "parse_knowledge",
 ]
 
-_NEAR_MAX = 60
+# ------------------------------------------------------------------------- limits
+MAX_FILE_BYTES = 1_000_000
+"""Largest knowledge text accepted: bytes of a file (checked before it is read), characters
+of a string given to :func:`parse_knowledge`.
+
+Every statement becomes a fact, a constraint of the maximum-entropy problem, so real files
+hold hundreds of lines; 1 MB is some 15,000 facts and parses in about a second. The bound
+is on the worst case: within it, even a file of one-character tokens parses in seconds
+and a few hundred MB, where a 50 MB file would hold the parser for minutes and take
+gigabytes. To accept more, set ``maxent_privacy.parser.MAX_FILE_BYTES`` (read at each
+call)."""
+
+MAX_LINE_CHARS = 100_000
+"""Longest line accepted, in characters: room for a sum of about 2,500 ``P(...)`` terms.
+
+A line is one statement, so this bounds the tokens and tree of a single fact; a longer
+line is refused at column ``MAX_LINE_CHARS + 1`` (unless an error comes earlier)."""
+
+MAX_NESTING = 1_000
+"""Deepest nesting of parentheses ``( ... )`` in an expression.
+
+The parser keeps one small frame per open parenthesis on its own stack (not Python's), so
+this is not forced by recursion; it keeps a statement's tree shallow for whatever walks it
+later, and no sensible fact comes near it. The error is at the first ``(`` too deep."""
+
+MAX_MESSAGE_CHARS = 300
+"""Longest error message: a long reason is cut with ``...``, a quoted token shows its
+first 40 characters (``_SHOW_TOKEN``) and a long source name its last 100."""
+
+_SHOW_TOKEN = 40
+_SHOW_SOURCE = 100
+
+
+def _shorten(text, limit: int = _SHOW_TOKEN) -> str:
+    """``text`` fit for a one-line message: non-printing characters escaped (``\\x00``)
+    and at most ``limit`` characters shown, then ``...``."""
+    text = str(text)
+    out, size = [], 0
+    for ch in text[:limit]:
+        shown = ch if ch.isprintable() else repr(ch)[1:-1]
+        if size + len(shown) > limit:
+            break
+        out.append(shown)
+        size += len(shown)
+    return "".join(out) + ("" if len(out) == len(text) else "...")
 
 
 class KnowledgeFileError(MaxEntError, ValueError):
     """A knowledge file is malformed, or one of its statements does not fit the model.
 
-    The message is one line, ``source:line:column: what is wrong (near '...')``; the parts
-    are kept as ``source``, ``line``, ``column`` (1-based), ``reason`` and ``near``.
+    The message is one line, ``source:line:column: what is wrong (near '...')`` (or
+    ``source: what is wrong`` for the whole file, e.g. its size), at most
+    :data:`MAX_MESSAGE_CHARS` characters; the parts are kept as ``source``, ``line``,
+    ``column`` (1-based; 0 for the whole file), ``reason`` and ``near`` (both as shown).
     """
 
     def __init__(
@@ -77,13 +138,26 @@ class KnowledgeFileError(MaxEntError, ValueError):
         column: int = 0,
         near: str | None = None,
     ):
-        self.reason = " ".join(str(reason).split())  # one line
-        self.source, self.line, self.column, self.near = source, line, column, near
-        message = f"{source}:{line}:{column}: {self.reason}"
+        reason = " ".join(str(reason)[: 4 * MAX_MESSAGE_CHARS].split())  # one line
+        shown_source = str(source)
+        if len(shown_source) > _SHOW_SOURCE:  # the end of a path names the file
+            shown_source = "..." + shown_source[-(_SHOW_SOURCE - 3) :]
+        shown_source = _shorten(shown_source, _SHOW_SOURCE + 3)
+        head = f"{shown_source}:{line}:{column}: " if line else f"{shown_source}: "
+        tail = ""
         if near is not None:
-            near = near if len(near) <= _NEAR_MAX else near[: _NEAR_MAX - 3] + "..."
-            message += f" (near '{near}')" if near else " (at end of line)"
-        super().__init__(message)
+            near = _shorten(near)
+            tail = f" (near '{near}')" if near else " (at end of line)"
+        room = MAX_MESSAGE_CHARS - len(head) - len(tail)
+        reason = _shorten(reason, max(room - 3, 20))
+        self.reason, self.source, self.line, self.column, self.near = (
+            reason,
+            source,
+            line,
+            column,
+            near,
+        )
+        super().__init__(head + reason + tail)
 
 
 # --------------------------------------------------------------------------- the AST
@@ -92,7 +166,7 @@ class KnowledgeFileError(MaxEntError, ValueError):
 _POS = {"compare": False, "repr": False}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Num:
     """A number."""
 
@@ -100,7 +174,7 @@ class Num:
     span: tuple[int, int] = field(default=(0, 0), **_POS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Condition:
     """``attribute = value`` or ``attribute in {values}`` (any of them)."""
 
@@ -110,7 +184,7 @@ class Condition:
     value_spans: tuple = field(default=(), **_POS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prob:
     """``P(attribute in values | conditions)``, or ``P(person has one of values)``."""
 
@@ -123,7 +197,7 @@ class Prob:
     value_spans: tuple = field(default=(), **_POS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Count:
     """``count(value among persons)``: the expected number of them having the value."""
 
@@ -134,16 +208,33 @@ class Count:
     person_spans: tuple = field(default=(), **_POS)
 
 
-@dataclass(frozen=True)
-class Neg:
+# Neg and BinOp nest as deep as a sum is long (a + b + c is ((a + b) + c)), so their ==,
+# hash and repr walk the tree with a stack of their own instead of recursing.
+class _Tree:
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return _same_tree(self, other)
+
+    def __hash__(self):
+        return hash(tuple(_preorder(self)))
+
+    def __repr__(self):
+        return _tree_repr(self)
+
+
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class Neg(_Tree):
     """``-operand``."""
 
     operand: Expr
     span: tuple[int, int] = field(default=(0, 0), **_POS)
 
 
-@dataclass(frozen=True)
-class BinOp:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class BinOp(_Tree):
     """``left op right`` with op one of ``+ - * /`` (kept linear by the parser)."""
 
     op: str
@@ -153,6 +244,112 @@ class BinOp:
 
 
 Expr = Num | Prob | Count | Neg | BinOp
+
+
+def _preorder(node):
+    """The nodes' labels in prefix order: ("BinOp", op), "Neg" or the leaf itself."""
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, BinOp):
+            yield ("BinOp", x.op)
+            stack.append(x.right)
+            stack.append(x.left)
+        elif isinstance(x, Neg):
+            yield "Neg"
+            stack.append(x.operand)
+        else:
+            yield x
+
+
+def _same_tree(a, b) -> bool:
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        if isinstance(x, (BinOp, Neg)) or isinstance(y, (BinOp, Neg)):
+            if x.__class__ is not y.__class__:
+                return False
+            if isinstance(x, Neg):
+                stack.append((x.operand, y.operand))
+                continue
+            if x.op != y.op:
+                return False
+            stack.append((x.right, y.right))
+            stack.append((x.left, y.left))
+        elif x != y:
+            return False
+    return True
+
+
+def _tree_repr(node) -> str:
+    """The dataclass repr (``BinOp(op='+', left=..., right=...)``), built without recursion."""
+    out: list[str] = []
+    stack: list = [(False, node)]  # (is text, text or node)
+    while stack:
+        is_text, x = stack.pop()
+        if is_text:
+            out.append(x)
+        elif isinstance(x, BinOp):
+            stack += [(True, ")"), (False, x.right), (True, ", right="), (False, x.left)]
+            out.append(f"BinOp(op={x.op!r}, left=")
+        elif isinstance(x, Neg):
+            stack += [(True, ")"), (False, x.operand)]
+            out.append("Neg(operand=")
+        else:
+            out.append(repr(x))
+    return "".join(out)
+
+
+def _arith(op: str, a: float, b: float) -> float:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    return a / b if b else math.nan  # refused by the parser; nan for hand-made trees
+
+
+def _constants(root, memo: dict | None = None) -> dict:
+    """``memo[id(node)] = (node, value)`` for ``root`` and the nodes under it; ``value`` is
+    the number a node stands for when it holds numbers only, else None.
+
+    Iterative (post-order with a stack); nodes already in ``memo`` are not walked again,
+    so the parser, which builds trees bottom-up, pays O(1) per node.
+    """
+    memo = {} if memo is None else memo
+    stack = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        hit = memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            continue
+        if isinstance(node, Num):
+            value = float(node.value)
+        elif isinstance(node, Neg):
+            if not ready:
+                stack += [(node, True), (node.operand, False)]
+                continue
+            inner = memo[id(node.operand)][1]
+            value = None if inner is None else -inner
+        elif isinstance(node, BinOp):
+            if not ready:
+                stack += [(node, True), (node.right, False), (node.left, False)]
+                continue
+            a, b = memo[id(node.left)][1], memo[id(node.right)][1]
+            value = None if a is None or b is None else _arith(node.op, a, b)
+        else:
+            value = None
+        memo[id(node)] = (node, value)
+    return memo
+
+
+def _constant(node: Expr) -> float:
+    value = _constants(node)[id(node)][1]
+    assert value is not None, "not a constant"
+    return value
 
 
 @dataclass(frozen=True)
@@ -187,8 +384,7 @@ class Statement:
 
 
 # ---------------------------------------------------------------------- tokenizer
-@dataclass(frozen=True)
-class _Token:
+class _Token(NamedTuple):
     kind: str  # "ident", "string", "number", "op", "bad" (unknown character), "end"
     text: str
     value: object
@@ -202,8 +398,10 @@ class _Token:
         return self.kind == "ident" and self.text in words
 
 
-_NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_IDENT = re.compile(r"[^\W\d][\w-]*")
+_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_IDENT = r"[^\W\d][\w-]*"
+_STRING_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)  # no backtracking
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _OPS = (
     "+-",
     "±",
@@ -226,116 +424,147 @@ _OPS = (
     "*",
     "/",
 )
+# One token after blanks: a number, an identifier, an operator (in _OPS' order: "+-" before
+# "+"), the opening quote of a string, a comment, or any other character (a "bad" token).
+_TOKEN = re.compile(
+    rf"[ \t\r\f\v]*(?:(?P<number>{_NUMBER})|(?P<ident>{_IDENT})"
+    rf"|(?P<op>{'|'.join(map(re.escape, _OPS))})|(?P<string>\")|(?P<comment>#)"
+    r"|(?P<bad>[^ \t\r\f\v]))",  # not a blank: blanks then the end of the line match nothing
+    re.DOTALL,
+)
 
 
-def _tokenize(raw: str, line: int, source: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    i, n = 0, len(raw)
+class _Lexer:
+    """The tokens of one line, read one at a time as the parser asks for them.
 
-    def fail(reason: str, col: int, near: str) -> KnowledgeFileError:
-        return KnowledgeFileError(reason, source=source, line=line, column=col, near=near)
+    So the first bad token stops everything: nothing after it is read. Nothing past
+    :data:`MAX_LINE_CHARS` is read either: a name or number the limit cuts is given as
+    far as it goes (so an error about it still comes first); a string it cuts, or asking
+    for a token past it, says the line is too long.
+    """
 
-    while i < n:
-        ch = raw[i]
-        if ch in " \t\r\f\v":
-            i += 1
-            continue
-        if ch == "#":
-            break
-        col = i + 1
-        if ch == '"':
-            j, out = i + 1, []
-            while True:
-                if j >= n:
-                    raise fail('unterminated string (no closing ")', col, raw[i:].rstrip())
-                c = raw[j]
-                if c == '"':
-                    break
-                if c == "\\":
-                    nxt = raw[j + 1] if j + 1 < n else ""
-                    if nxt not in ('"', "\\"):
-                        raise fail(
-                            'unknown escape in a string (only \\" and \\\\ are allowed)',
-                            j + 1,
-                            raw[j : j + 2],
-                        )
-                    out.append(nxt)
-                    j += 2
-                    continue
-                out.append(c)
-                j += 1
-            tokens.append(_Token("string", raw[i : j + 1], "".join(out), col, j + 2))
-            i = j + 1
-            continue
-        m = _NUMBER.match(raw, i)
-        if m:
-            text = m.group()
-            value: float | int = int(text) if text.isdigit() else float(text)
+    def __init__(self, raw: str, line: int, source: str):
+        self.raw, self.line, self.source = raw, line, source
+        self.stop = min(len(raw), MAX_LINE_CHARS)
+        self.long = len(raw) > MAX_LINE_CHARS
+        self.i = 0
+        self.last_end = 1  # column just past the last token
+
+    def fail(self, reason: str, col: int, near: str | None) -> KnowledgeFileError:
+        return KnowledgeFileError(reason, source=self.source, line=self.line, column=col, near=near)
+
+    def too_long(self) -> KnowledgeFileError:
+        return self.fail(
+            f"line longer than {MAX_LINE_CHARS:,} characters (MAX_LINE_CHARS, the parser's "
+            "limit on one statement)",
+            MAX_LINE_CHARS + 1,
+            None,
+        )
+
+    def token(self) -> _Token:
+        m = _TOKEN.match(self.raw, self.i, self.stop)
+        kind = m.lastgroup if m is not None else "comment"
+        if kind == "comment":  # or nothing but blanks up to the limit
+            if m is None and self.long:
+                raise self.too_long()
+            return _Token("end", "", None, self.last_end, self.last_end)
+        text, end = m.group(kind), m.end()
+        col = end - len(text) + 1
+        if kind == "string":
+            tok = self.string(col - 1)
+        elif kind == "number":
+            value: float | int = float(text)
             if not math.isfinite(value):
-                raise fail("number out of range", col, text)
-            tokens.append(_Token("number", text, value, col, m.end() + 1))
-            i = m.end()
-            continue
-        m = _IDENT.match(raw, i)
-        if m:
-            tokens.append(_Token("ident", m.group(), m.group(), col, m.end() + 1))
-            i = m.end()
-            continue
-        for op in _OPS:
-            if raw.startswith(op, i):
-                tokens.append(_Token("op", op, op, col, col + len(op)))
-                i += len(op)
-                break
+                raise self.fail("number out of range", col, text)
+            if text.isdigit():
+                value = int(text.lstrip("0") or "0")  # < 1.8e308: far below int()'s limit
+            tok = _Token("number", text, value, col, end + 1)
         else:
-            # left for the parser, so that the error is at the first token out of place
-            tokens.append(_Token("bad", ch, ch, col, col + 1))
-            i += 1
-    end = len(raw.split("#", 1)[0].rstrip()) + 1 if not tokens else tokens[-1].end
-    tokens.append(_Token("end", "", None, end, end))
-    return tokens
+            # a "bad" character is left for the parser, so that the error is at the first
+            # token out of place
+            tok = _Token(kind, text, text, col, end + 1)
+        self.i, self.last_end = tok.end - 1, tok.end
+        return tok
+
+    def string(self, i: int) -> _Token:
+        raw, stop = self.raw, self.stop
+        body = _STRING_BODY.match(raw, i + 1, stop)
+        text = body.group()
+        for esc in _ESCAPE.finditer(text) if "\\" in text else ():
+            if esc.group(1) not in ('"', "\\"):
+                j = i + 1 + esc.start()
+                raise self.fail(
+                    'unknown escape in a string (only \\" and \\\\ are allowed)',
+                    j + 1,
+                    raw[j : j + 2],
+                )
+        j = body.end()
+        if j < stop and raw[j] == "\\":  # a backslash with nothing after it
+            if j + 1 >= stop and self.long:
+                raise self.too_long()
+            raise self.fail(
+                'unknown escape in a string (only \\" and \\\\ are allowed)', j + 1, raw[j:]
+            )
+        if j >= stop:
+            if self.long:
+                raise self.too_long()
+            raise self.fail('unterminated string (no closing ")', i + 1, raw[i:].rstrip())
+        value = _ESCAPE.sub(r"\1", text) if "\\" in text else text
+        return _Token("string", raw[i : j + 1], value, i + 1, j + 2)
 
 
 # ------------------------------------------------------------------------- parser
-def _is_constant(node: Expr) -> bool:
-    if isinstance(node, Num):
-        return True
-    if isinstance(node, Neg):
-        return _is_constant(node.operand)
-    if isinstance(node, BinOp):
-        return _is_constant(node.left) and _is_constant(node.right)
-    return False
+class _Level:
+    """The parser's state inside one pair of parentheses (or at the top of a side)."""
 
+    __slots__ = (
+        "start",
+        "signs",
+        "sum",
+        "sum_value",
+        "sum_op",
+        "term",
+        "term_value",
+        "term_start",
+        "term_op",
+    )
 
-def _constant(node: Expr) -> float:
-    if isinstance(node, Num):
-        return float(node.value)
-    if isinstance(node, Neg):
-        return -_constant(node.operand)
-    assert isinstance(node, BinOp)
-    a, b = _constant(node.left), _constant(node.right)
-    if node.op == "+":
-        return a + b
-    if node.op == "-":
-        return a - b
-    return a * b if node.op == "*" else a / b
+    def __init__(self, start: int):
+        self.start = self.term_start = start  # columns where the sum and its term begin
+        self.signs: list[int] = []  # columns of the unary '-' before the coming operand
+        self.sum = self.sum_value = self.sum_op = None  # the sum so far, its number, + or -
+        self.term = self.term_value = self.term_op = None  # the product so far, * or / token
 
 
 class _Parser:
-    """Recursive descent over the tokens of one line."""
+    """Recursive descent over the tokens of one line, with expressions (the only part
+    whose depth grows with the input) parsed by a loop over an explicit stack."""
 
-    def __init__(self, tokens: list[_Token], raw: str, line: int, source: str, persons: dict):
-        self.tokens, self.raw, self.line, self.source = tokens, raw, line, source
+    def __init__(self, lexer: _Lexer, persons: dict):
+        self.lexer = lexer
+        self.raw, self.line, self.source = lexer.raw, lexer.line, lexer.source
         self.persons = persons  # name -> line of its definition (so far in the file)
-        self.i = 0
+        self.ahead: list[_Token] = []  # tokens read but not consumed (at most two)
+        self.prev: _Token | None = None  # the last token consumed
 
     # -- helpers
     def peek(self, k: int = 0) -> _Token:
-        return self.tokens[min(self.i + k, len(self.tokens) - 1)]
+        try:
+            return self.ahead[k]
+        except IndexError:
+            pass
+        ahead = self.ahead
+        while len(ahead) <= k:
+            if ahead and ahead[-1].kind == "end":
+                return ahead[-1]
+            ahead.append(self.lexer.token())
+        return ahead[k]
 
     def next(self) -> _Token:
         tok = self.peek()
         if tok.kind != "end":
-            self.i += 1
+            self.ahead.pop(0)
+            self.prev = tok
         return tok
 
     def error(self, reason: str, tok: _Token | None = None, span=None) -> KnowledgeFileError:
@@ -361,7 +590,7 @@ class _Parser:
         return self.next()
 
     def span_from(self, start: int) -> tuple[int, int]:
-        prev = self.tokens[self.i - 1] if self.i else self.peek()
+        prev = self.prev or self.peek()
         return (start, prev.end)
 
     # -- statements
@@ -404,7 +633,7 @@ class _Parser:
         )
 
     def make(self, kind: str, body_tok: _Token, **parts) -> Statement:
-        end = self.tokens[-1].end
+        end = self.peek().end  # the "end" token: just past the statement's last token
         return Statement(
             kind,
             self.line,
@@ -420,17 +649,19 @@ class _Parser:
         tok = self.next()
         who = str(tok.value)
         if who in self.persons:
-            raise self.error(f"person {who!r} is already defined on line {self.persons[who]}", tok)
+            raise self.error(
+                f"person '{_shorten(who)}' is already defined on line {self.persons[who]}", tok
+            )
         conditions: tuple[Condition, ...] = ()
         if not self.peek().is_op(":"):
             if self.peek().kind != "end":
-                raise self.error(f"expected ':' after 'person {tok.text}'")
+                raise self.error(f"expected ':' after 'person {_shorten(tok.text)}'")
             # no QI: the release's person (pseudonym) column says which record it is
         else:
             self.next()
             if self.peek().kind == "end":
                 raise self.error(
-                    f"expected quasi-identifier values after 'person {tok.text}:' "
+                    f"expected quasi-identifier values after 'person {_shorten(tok.text)}:' "
                     '(attribute = "value", ...)'
                 )
             conditions = self.conditions(single=True)
@@ -441,10 +672,10 @@ class _Parser:
     def finish(self) -> None:
         tok = self.peek()
         if tok.kind != "end":
-            raise self.error(f"unexpected '{tok.text}' after the end of the statement")
+            raise self.error(f"unexpected '{_shorten(tok.text)}' after the end of the statement")
 
     def comparison(self):
-        left = self.expr()
+        left, left_value = self.expr()
         tok = self.peek()
         if tok.is_op("<", ">"):
             raise self.error(
@@ -457,7 +688,7 @@ class _Parser:
             raise self.error("expected a comparison: =, <= or >=")
         self.next()
         op = "==" if tok.text in ("=", "==") else tok.text
-        right = self.expr()
+        right, right_value = self.expr()
         eps = None
         pm = self.peek()
         if pm.is_op("+-", "±"):
@@ -472,19 +703,19 @@ class _Parser:
             self.next()
             eps = float(e.value)
         self.finish()
-        if _is_constant(left) and _is_constant(right):
+        if left_value is not None and right_value is not None:
             raise self.error(
                 "the statement compares numbers only; it needs a P(...) or count(...)",
                 span=(left.span[0], right.span[1]),
             )
-        self.check_range(left, right)
-        self.check_range(right, left)
+        self.check_range(left, right, right_value)
+        self.check_range(right, left, left_value)
         return left, op, right, eps
 
-    def check_range(self, term: Expr, other: Expr) -> None:
-        if not _is_constant(other):
+    def check_range(self, term: Expr, other: Expr, value: float | None) -> None:
+        """``value``: the number ``other`` stands for (None: not a number)."""
+        if value is None:
             return
-        value = _constant(other)
         if isinstance(term, Prob) and not 0 <= value <= 1:
             raise self.error(f"probability {value:g} is outside [0, 1]", span=other.span)
         if isinstance(term, Count) and not 0 <= value <= len(term.persons):
@@ -494,66 +725,114 @@ class _Parser:
                 span=other.span,
             )
 
-    # -- expressions: expr := term (('+'|'-') term)*; term := unary (('*'|'/') unary)*
-    def expr(self) -> Expr:
-        start = self.peek().column
-        node = self.term()
-        while self.peek().is_op("+", "-"):
-            op = self.next().text
-            right = self.term()
-            node = BinOp(op, node, right, span=self.span_from(start))
-        return node
+    # -- expressions
+    def expr(self) -> tuple[Expr, float | None]:
+        """``expr := term (('+'|'-') term)*``, ``term := unary (('*'|'/') unary)*``,
+        ``unary := ('-'|'+')* primary``, ``primary := number | P(...) | count(...) |
+        '(' expr ')'``; left-associative, ``*`` and ``/`` before ``+`` and ``-``.
 
-    def term(self) -> Expr:
-        start = self.peek().column
-        node = self.unary()
-        while self.peek().is_op("*", "/"):
-            op_tok = self.next()
-            right = self.unary()
-            span = self.span_from(start)
-            if op_tok.text == "*" and not (_is_constant(node) or _is_constant(right)):
-                raise self.error(
-                    "a product of two probabilities is not linear; multiply by numbers only",
-                    span=span,
-                )
-            if op_tok.text == "/":
-                if not _is_constant(right):
+        Returns the tree and the number it stands for (None when it holds a ``P(...)`` or
+        ``count(...)``), which every node's value is folded into as it is built.
+
+        A loop, not recursion: each open parenthesis pushes a :class:`_Level` (at most
+        :data:`MAX_NESTING`), each operand is folded into the innermost level as soon as
+        it is read, and a closing parenthesis pops the level into its parent's operand.
+        """
+        levels: list[_Level] = []
+        level = _Level(self.peek().column)
+        while True:
+            # one unary: its signs, then an opening parenthesis or a primary
+            tok = self.peek()
+            if tok.is_op("-"):
+                level.signs.append(tok.column)
+                self.next()
+                continue
+            if tok.is_op("+"):
+                self.next()
+                continue
+            if tok.is_op("("):
+                if len(levels) >= MAX_NESTING:
                     raise self.error(
-                        "divide by numbers only (the fact must stay linear)", span=right.span
+                        f"parentheses nested deeper than {MAX_NESTING:,} levels "
+                        "(MAX_NESTING, the parser's limit)",
+                        tok,
                     )
-                if _constant(right) == 0:
-                    raise self.error("division by zero", span=right.span)
-            node = BinOp(op_tok.text, node, right, span=span)
-        return node
+                self.next()
+                levels.append(level)
+                level = _Level(self.peek().column)
+                continue
+            node = self.primary()
+            value = float(node.value) if isinstance(node, Num) else None
+            while True:  # fold the operand into its level; close levels it completes
+                for column in reversed(level.signs):
+                    node = Neg(node, span=self.span_from(column))
+                    value = None if value is None else -value
+                level.signs = []
+                if level.term_op is None:
+                    level.term, level.term_value = node, value
+                else:
+                    self.product(level, node, value)
+                if self.peek().is_op("*", "/"):
+                    level.term_op = self.next()
+                    break
+                if level.sum_op is None:
+                    level.sum, level.sum_value = level.term, level.term_value
+                else:
+                    a, b = level.sum_value, level.term_value
+                    level.sum, level.sum_value = self.checked(
+                        BinOp(
+                            level.sum_op, level.sum, level.term, span=self.span_from(level.start)
+                        ),
+                        None if a is None or b is None else _arith(level.sum_op, a, b),
+                    )
+                level.term = level.term_op = None
+                if self.peek().is_op("+", "-"):
+                    level.sum_op = self.next().text
+                    level.term_start = self.peek().column
+                    break
+                if not levels:
+                    return level.sum, level.sum_value
+                self.expect_op(")", "to close '('")
+                node, value = level.sum, level.sum_value
+                level = levels.pop()
 
-    def unary(self) -> Expr:
-        tok = self.peek()
-        if tok.is_op("-"):
-            self.next()
-            operand = self.unary()
-            return Neg(operand, span=self.span_from(tok.column))
-        if tok.is_op("+"):
-            self.next()
-            return self.unary()
-        return self.primary()
+    def product(self, level: _Level, right: Expr, b: float | None) -> None:
+        """``level.term`` becomes ``level.term * right`` (or ``/``), refused unless linear."""
+        op, left, a = level.term_op.text, level.term, level.term_value
+        span = self.span_from(level.term_start)
+        if op == "*" and a is None and b is None:
+            raise self.error(
+                "a product of two probabilities is not linear; multiply by numbers only",
+                span=span,
+            )
+        if op == "/":
+            if b is None:
+                raise self.error(
+                    "divide by numbers only (the fact must stay linear)", span=right.span
+                )
+            if b == 0:
+                raise self.error("division by zero", span=right.span)
+        level.term, level.term_value = self.checked(
+            BinOp(op, left, right, span=span), None if a is None or b is None else _arith(op, a, b)
+        )
+
+    def checked(self, node: BinOp, value: float | None) -> tuple[BinOp, float | None]:
+        if value is not None and not math.isfinite(value):
+            raise self.error("number out of range (the arithmetic overflows)", span=node.span)
+        return node, value
 
     def primary(self) -> Expr:
         tok = self.peek()
         if tok.kind == "number":
             self.next()
             return Num(tok.value, span=(tok.column, tok.end))
-        if tok.is_op("("):
-            self.next()
-            node = self.expr()
-            self.expect_op(")", "to close '('")
-            return node
         if tok.is_word("P") and self.peek(1).is_op("("):
             return self.prob()
         if tok.is_word("count") and self.peek(1).is_op("("):
             return self.count()
         if tok.kind == "end":
             raise self.error("expected P(...), count(...) or a number")
-        raise self.error(f"expected P(...), count(...) or a number, not '{tok.text}'")
+        raise self.error(f"expected P(...), count(...) or a number, not '{_shorten(tok.text)}'")
 
     def value(self, what: str = "a value") -> tuple[object, tuple[int, int]]:
         tok = self.peek()
@@ -593,9 +872,12 @@ class _Parser:
             return self.value_set()
         if tok.is_op("<", ">", "<=", ">=", "!="):
             raise self.error(
-                f"'{attr.text}' must be compared with '='" + ("" if single else " or 'in {...}'")
+                f"'{_shorten(attr.text)}' must be compared with '='"
+                + ("" if single else " or 'in {...}'")
             )
-        raise self.error(f"expected '=' {'' if single else 'or in {...} '}after '{attr.text}'")
+        raise self.error(
+            f"expected '=' {'' if single else 'or in {...} '}after '{_shorten(attr.text)}'"
+        )
 
     def conditions(self, single: bool = False) -> tuple[Condition, ...]:
         out: list[Condition] = []
@@ -603,7 +885,7 @@ class _Parser:
         while True:
             attr = self.ident("a quasi-identifier name")
             if attr.text in seen:
-                raise self.error(f"quasi-identifier '{attr.text}' is given twice", attr)
+                raise self.error(f"quasi-identifier '{_shorten(attr.text)}' is given twice", attr)
             seen.add(attr.text)
             values, spans = self.attr_values(attr, single)
             out.append(
@@ -622,8 +904,8 @@ class _Parser:
         who = str(tok.value)
         if who not in self.persons:
             raise self.error(
-                f"person {who!r} is not defined (define it on an earlier line: "
-                f'person {tok.text}: attribute = "value", ...)',
+                f"person '{_shorten(who)}' is not defined (define it on an earlier line: "
+                f'person {_shorten(tok.text)}: attribute = "value", ...)',
                 tok,
             )
         return who, (tok.column, tok.end)
@@ -678,7 +960,7 @@ class _Parser:
         while True:
             who, s = self.person_ref()
             if who in persons:
-                raise self.error(f"person '{who}' is named twice", span=s)
+                raise self.error(f"person '{_shorten(who)}' is named twice", span=s)
             persons.append(who)
             spans.append(s)
             if self.peek().is_op(","):
@@ -695,39 +977,85 @@ class _Parser:
         )
 
 
+def _lines(text: str):
+    """``(number, line)`` for each line of ``text``, without splitting it all at once."""
+    start, number, n = 0, 1, len(text)
+    while start <= n:
+        end = text.find("\n", start)
+        if end < 0:
+            end = n
+        yield number, text[start:end]
+        start, number = end + 1, number + 1
+
+
+def _too_big(source: str, unit: str, size: int | None) -> KnowledgeFileError:
+    """The error for a text (``unit`` "characters") or file ("bytes") over the limit."""
+    what = "file" if unit == "bytes" else "text"
+    found = f"{size:,} {unit}" if size is not None else f"more than {MAX_FILE_BYTES:,} {unit} read"
+    return KnowledgeFileError(
+        f"knowledge {what} too large ({found}); the limit is {MAX_FILE_BYTES:,} {unit} "
+        "(MAX_FILE_BYTES in maxent_privacy.parser)",
+        source=source,
+    )
+
+
 def parse_knowledge(text: str, source: str = "<string>") -> list[Statement]:
     """Parse knowledge text into statements (one per non-blank, non-comment line).
 
     ``source`` names the text in error messages (``source:line:column: ...``). Raises
-    :class:`KnowledgeFileError` at the first malformed statement.
+    :class:`KnowledgeFileError` at the first malformed statement, or at once for a text of
+    more than :data:`MAX_FILE_BYTES` characters.
 
     >>> [s.kind for s in parse_knowledge('person A: gender = "male"\\nP(A has "Flu") <= .5')]
     ['person', 'fact']
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_knowledge() needs a str, got {type(text).__name__}")
+    if len(text) > MAX_FILE_BYTES:
+        raise _too_big(source, "characters", len(text))
     text = text.removeprefix("\ufeff")
     persons: dict[str, int] = {}
     out: list[Statement] = []
-    for number, raw in enumerate(text.split("\n"), start=1):
-        raw = raw.rstrip("\r")
-        tokens = _tokenize(raw, number, source)
-        if tokens[0].kind == "end":
+    for number, raw in _lines(text):
+        parser = _Parser(_Lexer(raw.rstrip("\r"), number, source), persons)
+        if parser.peek().kind == "end":
             continue
-        out.append(_Parser(tokens, raw, number, source, persons).statement())
+        out.append(parser.statement())
     return out
 
 
 def load_knowledge(path) -> list[Statement]:
-    """Read and parse a knowledge file (UTF-8); errors name the file."""
+    """Read and parse a knowledge file (UTF-8); errors name the file.
+
+    A file of more than :data:`MAX_FILE_BYTES` bytes is refused before it is read (and
+    never more than that is read, whatever the file system says its size is).
+    """
     path = Path(path)
+    source = str(path)
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise _too_big(source, "bytes", size)
+    with path.open("rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)  # a pipe or device may say size 0
+    if len(data) > MAX_FILE_BYTES:
+        raise _too_big(source, "bytes", None)
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = data[bom:].decode("utf-8")
     except UnicodeDecodeError as exc:
+        at = bom + exc.start  # offset in the file; lines end at \n, \r\n or \r
+        before = data[bom:at]
+        breaks = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n")
+        line_start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
         raise KnowledgeFileError(
-            f"not a UTF-8 text file ({exc.reason} at byte {exc.start})", source=str(path)
+            f"not a UTF-8 text file ({exc.reason}: byte 0x{data[at]:02x} at offset {at})",
+            source=source,
+            line=breaks + 1,
+            column=len(before[line_start:].decode("utf-8")) + 1,
         ) from exc
-    return parse_knowledge(text, source=str(path))
+    del data
+    # newlines as Path.read_text() reads them: \r\n and \r become \n
+    return parse_knowledge(text.replace("\r\n", "\n").replace("\r", "\n"), source=source)
 
 
 # ------------------------------------------------------------------------ compile
@@ -784,22 +1112,11 @@ class _Compiler:
             raise self.error(f"person {name!r} is not defined before this statement", span)
         return self.persons[name]
 
-    def expr(self, node: Expr):
+    def leaf(self, node: Prob | Count):
+        """The cvxpy expression of one ``P(...)`` or ``count(...)``."""
         from .errors import KnowledgeError
+        from .knowledge import count_having
 
-        if isinstance(node, Num):
-            return float(node.value)
-        if isinstance(node, Neg):
-            return -self.expr(node.operand)
-        if isinstance(node, BinOp):
-            a, b = self.expr(node.left), self.expr(node.right)
-            if node.op == "+":
-                return a + b
-            if node.op == "-":
-                return a - b
-            if node.op == "*":
-                return a * b
-            return a / b
         if isinstance(node, Prob):
             if node.person is None and node.attribute != self.model.sa:
                 raise self.error(
@@ -818,26 +1135,81 @@ class _Compiler:
                 return self.model.P(s, **kwargs)
             except KnowledgeError as exc:
                 raise self.error(str(exc), node.span) from exc
-        if isinstance(node, Count):
-            self.check_sensitive((node.value,), (node.value_span,))
-            people = [
-                self.person(n, s)
-                for n, s in zip(
-                    node.persons, _spans(node.person_spans, len(node.persons)), strict=True
-                )
-            ]
-            count_having = _count_having(self.model)
-            if count_having is None:
-                raise self.error(
-                    "count(...) needs count_having() in maxent_privacy.knowledge, which this "
-                    "version does not have",
-                    node.span,
-                )
-            try:
-                return count_having(node.value, people)
-            except KnowledgeError as exc:
-                raise self.error(str(exc), node.span) from exc
-        raise TypeError(f"not a knowledge expression: {node!r}")  # pragma: no cover
+        self.check_sensitive((node.value,), (node.value_span,))
+        people = [
+            self.person(n, s)
+            for n, s in zip(node.persons, _spans(node.person_spans, len(node.persons)), strict=True)
+        ]
+        try:
+            return count_having(node.value, people)
+        except KnowledgeError as exc:
+            raise self.error(str(exc), node.span) from exc
+
+    def expr(self, root: Expr):
+        """The cvxpy expression of a side: ``sum(coefficient * leaf) + constant``.
+
+        The tree is walked top-down with a stack, each ``P(...)``/``count(...)`` leaf
+        taking the product of the factors above it, so the expression is flat however
+        deep the tree (cvxpy's own trees are walked recursively). A leaf written more than
+        once is one term with the coefficients added (cvxpy's cost is per term). A lone
+        leaf is returned as it is (the model knows it by its identity).
+        """
+        if isinstance(root, (Prob, Count)):
+            return self.leaf(root)
+        consts = _constants(root)
+        constant, terms = 0.0, {}  # leaf (or its id if unhashable) -> [coefficient, cvxpy]
+        stack = [(root, 1.0)]  # left-most on top: leaves are checked in reading order
+        while stack:
+            node, factor = stack.pop()
+            value = consts[id(node)][1]
+            if value is not None:
+                constant += factor * value
+            elif isinstance(node, Neg):
+                stack.append((node.operand, -factor))
+            elif isinstance(node, BinOp):
+                a, b = consts[id(node.left)][1], consts[id(node.right)][1]
+                if node.op in ("+", "-"):
+                    stack.append((node.right, factor if node.op == "+" else -factor))
+                    stack.append((node.left, factor))
+                elif node.op == "*" and (a is not None or b is not None):
+                    if a is not None:
+                        stack.append((node.right, factor * a))
+                    else:
+                        stack.append((node.left, factor * b))
+                elif node.op == "/" and b is not None and b != 0:
+                    stack.append((node.left, factor / b))
+                elif node.op == "*":
+                    raise self.error(
+                        "a product of two probabilities is not linear; multiply by numbers only",
+                        node.span,
+                    )
+                elif node.op == "/":
+                    raise self.error(
+                        "divide by nonzero numbers only (the fact must stay linear)", node.span
+                    )
+                else:
+                    raise TypeError(f"not a knowledge operator: {node.op!r}")
+            elif isinstance(node, (Prob, Count)):
+                key = node
+                try:
+                    hash(node)
+                except TypeError:  # a hand-made leaf holding a list
+                    key = id(node)
+                if key in terms:
+                    terms[key][0] += factor
+                else:
+                    terms[key] = [factor, self.leaf(node)]
+            else:
+                raise TypeError(f"not a knowledge expression: {node!r}")
+        if not all(math.isfinite(c) for c in [constant, *(f for f, _ in terms.values())]):
+            raise self.error("a coefficient is out of range (the arithmetic overflows)")
+        out = None
+        for factor, term in terms.values():
+            part = term if factor == 1 else (-term if factor == -1 else factor * term)
+            out = part if out is None else out + part
+        if out is None:
+            return constant
+        return out + constant if constant else out
 
     def fact(self):
         from .knowledge import soft, vague
@@ -860,15 +1232,6 @@ class _Compiler:
 def _spans(spans, n: int) -> tuple:
     """Positions of n parts, or None for each when the statement was built by hand."""
     return tuple(spans) if spans and len(spans) == n else (None,) * n
-
-
-def _count_having(model):
-    from . import knowledge
-
-    fn = getattr(knowledge, "count_having", None)
-    if fn is None:
-        fn = getattr(model, "count_having", None)
-    return fn
 
 
 def _snapshot(model) -> dict:
