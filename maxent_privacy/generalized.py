@@ -41,7 +41,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import _check_columns, _Release, validate_release
+from .data import (
+    _check_cells,
+    _check_columns,
+    _check_frame,
+    _check_label,
+    _check_unique,
+    _Release,
+    validate_release,
+)
 from .errors import ReleaseError
 
 __all__ = ["Cell", "Generalized", "covers", "parse_cell"]
@@ -220,8 +228,9 @@ class Generalized(_Release):
         know the truth; the attacks never read it.
     any_values : words that stand for "any value" in a QI cell (``*`` by default).
 
-    Rows with a missing value, duplicate column roles, duplicate person ids and malformed
-    cells are errors naming the column and value. The rows of one group usually share
+    Rows with a missing value, duplicate column roles or names, duplicate person ids,
+    cells that are not single values (lists, tuples, ...) and malformed cells are errors
+    naming the column and value. The rows of one group usually share
     their QI cells (an equivalence class in the strict sense), but need not: each row is
     matched against the population with its own cells, so an Anatomy-style release with
     exact QI values and bucket ids is a valid ``Generalized`` release too.
@@ -384,12 +393,16 @@ class Generalized(_Release):
 
 def _check_population(population: pd.DataFrame, qi: Sequence[str], id_column: str) -> np.ndarray:
     """Validate a population table; return its person ids as an object array."""
-    if not isinstance(population, pd.DataFrame):
-        raise ReleaseError(
-            f"a population needs a pandas DataFrame, got {type(population).__name__}"
-        )
+    _check_frame(population, "a population")
+    _check_label(id_column, "id_column")
     _check_columns(population, [id_column], "person id")
     _check_columns(population, list(qi), "quasi-identifier")
+    _check_unique(population, [id_column, *qi])
+    _check_cells(
+        population,
+        [id_column, *qi],
+        ["population person id"] + ["population quasi-identifier"] * len(qi),
+    )
     for col in [id_column, *qi]:
         missing = population[col].isna().to_numpy()
         if missing.any():

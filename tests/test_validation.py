@@ -1,0 +1,246 @@
+"""Bad input at the boundary: a one-line MaxEntError naming the culprit (issue 12).
+
+Each section tries one class of bad input, as a user would make it by mistake; the
+hypothesis strategies in test_validation_hostile.py generate more of the same.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from maxent_privacy import Bucketized, MaxEntError, MaxEntModel, ReleaseError
+from maxent_privacy.data import check_input_table
+from maxent_privacy.generalized import Generalized
+
+RELEASES = [Bucketized, Generalized]
+
+
+def clear(excinfo, *culprits) -> str:
+    """The error's message: one line, short, naming every culprit given."""
+    msg = str(excinfo.value)
+    assert isinstance(excinfo.value, MaxEntError)
+    assert "\n" not in msg and len(msg) < 400, msg
+    for c in culprits:
+        assert str(c) in msg, (c, msg)
+    return msg
+
+
+@pytest.fixture
+def table():
+    return pd.DataFrame(
+        {
+            "sex": ["m", "f", "m", "f"],
+            "age": [30, 31, 30, 32],
+            "disease": ["Flu", "HIV", "Flu", "Cold"],
+            "bucket": [1, 1, 2, 2],
+            "pid": [11, 12, 13, 14],
+        }
+    )
+
+
+def make(cls, frame, **kw):
+    args = dict(qi=["sex", "age"], sa="disease", group="bucket")
+    args.update(kw)
+    return cls(frame, **args)
+
+
+# ----------------------------------------------------------------- 1. release tables
+@pytest.mark.parametrize("cls", RELEASES)
+@pytest.mark.parametrize("col", ["sex", "disease", "bucket", "pid"])
+def test_duplicate_column_name(cls, table, col):
+    frame = pd.concat([table, table[[col]]], axis=1)  # two columns named col
+    with pytest.raises(ReleaseError) as e:
+        make(cls, frame, person="pid")
+    assert "occurs 2 times" in clear(e, repr(col))
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+def test_duplicate_name_of_an_unused_column_is_ignored(cls, table):
+    frame = pd.concat([table, table[["pid"]], table[["pid"]]], axis=1).rename(
+        columns={"pid": "note"}
+    )
+    frame.columns = ["sex", "age", "disease", "bucket", "note", "note", "note"]
+    assert make(cls, frame).n_records == 4
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+@pytest.mark.parametrize(
+    "col, role",
+    [("sex", "quasi-identifier"), ("disease", "sensitive"), ("bucket", "group"), ("pid", "person")],
+)
+@pytest.mark.parametrize(
+    "value",
+    [["a", "b"], {"a": 1}, {"a", "b"}, ("a", 1), frozenset({"a"}), np.array([1, 2])],
+    ids=["list", "dict", "set", "tuple", "frozenset", "array"],
+)
+def test_cell_that_is_not_a_single_value(cls, table, col, role, value):
+    frame = table.astype({col: object})
+    frame.at[2, col] = value
+    with pytest.raises(ReleaseError) as e:
+        make(cls, frame, person="pid")
+    clear(e, f"{role} column {col!r}", "row 2", type(value).__name__)
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+def test_bad_cell_found_on_a_labelled_index(cls, table):
+    frame = table.astype({"sex": object}).set_axis(["a", "b", "c", "d"])
+    frame.at["d", "sex"] = ["m"]
+    with pytest.raises(ReleaseError) as e:
+        make(cls, frame)
+    clear(e, "'sex'", "row 'd'")
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+def test_bad_category(cls, table):
+    frame = table.astype({"sex": object})
+    frame["sex"] = pd.Categorical([("m",), "f", ("m",), "f"])
+    with pytest.raises(ReleaseError) as e:
+        make(cls, frame)
+    clear(e, "'sex'", "row 0", "tuple")
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+@pytest.mark.parametrize("col", ["sex", "age", "disease", "bucket", "pid"])
+@pytest.mark.parametrize("missing", [None, np.nan, pd.NA, pd.NaT], ids=str)
+def test_missing_value(cls, table, col, missing):
+    frame = table.astype({col: object})
+    frame.at[3, col] = missing
+    with pytest.raises(ReleaseError) as e:
+        make(cls, frame, person="pid")
+    clear(e, f"column {col!r} has a missing value (row 3)")
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+@pytest.mark.parametrize(
+    "frame, match",
+    [
+        (None, "needs a pandas DataFrame, got NoneType"),
+        ({"sex": ["m"]}, "needs a pandas DataFrame, got dict"),
+        (pd.Series(["m"], name="sex"), "needs a pandas DataFrame, got Series"),
+        ([["m", 30, "Flu", 1]], "needs a pandas DataFrame, got list"),
+        ("table.csv", "needs a pandas DataFrame, got str"),
+    ],
+)
+def test_not_a_dataframe(cls, frame, match):
+    with pytest.raises(ReleaseError, match=match) as e:
+        make(cls, frame)
+    clear(e)
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+def test_empty_tables(cls, table):
+    with pytest.raises(ReleaseError, match="no rows") as e:
+        make(cls, table.iloc[:0])
+    clear(e)
+    with pytest.raises(ReleaseError, match="quasi-identifier column 'sex' is not in") as e:
+        make(cls, pd.DataFrame())
+    clear(e)
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+def test_multiindex_columns(cls, table):
+    frame = table.set_axis(pd.MultiIndex.from_product([["t"], table.columns]), axis=1)
+    for qi in (["sex"], [("t", "sex")]):
+        with pytest.raises(ReleaseError, match="MultiIndex columns") as e:
+            cls(frame, qi=qi, sa="disease", group="bucket")
+        clear(e, "('t', 'sex')")
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+@pytest.mark.parametrize(
+    "kwargs, culprit",
+    [
+        (dict(qi=None), "qi must be a column name or a list of column names, got NoneType"),
+        (dict(qi=3), "got int 3"),
+        (dict(qi=[["sex"]]), "quasi-identifier 1 of qi=[...] must be one column name, got list"),
+        (dict(qi=["sex", {"age"}]), "quasi-identifier 2 of qi=[...]"),
+        (dict(sa=["disease"]), "sa must be one column name, got list ['disease']"),
+        (dict(sa={"disease"}), "sa must be one column name, got set"),
+        (dict(group=["bucket"]), "group must be one column name, got list"),
+        (dict(person=["pid"]), "person must be one column name, got list"),
+        (dict(qi=["sex", "sex"]), "'sex' is given more than one role"),
+    ],
+)
+def test_bad_role_arguments(cls, table, kwargs, culprit):
+    with pytest.raises(ReleaseError) as e:
+        make(cls, table, **kwargs)
+    clear(e, culprit)
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+def test_odd_but_valid_releases_still_work(cls, table):
+    # numbers as column names, a categorical QI, a repeated index, infinite group ids
+    frame = table.set_axis([0, 1, 2, 3, 4], axis=1)
+    assert cls(frame, qi=[0, 1], sa=2, group=3).n_records == 4
+    frame = table.astype({"sex": "category"}).set_axis([0, 0, 1, 1])
+    assert make(cls, frame).n_groups == 2
+    assert make(cls, table.assign(bucket=[1.0, 1.0, np.inf, np.inf])).n_groups == 2
+    assert make(cls, table.astype(object)).n_records == 4  # object columns of scalars
+
+
+def test_odd_but_valid_release_solves(table):
+    frame = table.astype({"sex": "category", "age": object}).set_axis([0, 0, 1, 1])
+    post = MaxEntModel(make(Bucketized, frame)).solve().posterior()
+    assert np.allclose(post.sum(axis=1), 1)
+
+
+def test_input_not_mutated(table):
+    before = table.copy()
+    make(Bucketized, table)
+    make(Generalized, table)
+    pd.testing.assert_frame_equal(table, before)
+
+
+def test_population_of_a_generalized_release():
+    frame = pd.DataFrame(
+        {"age": ["[20-30]", "[20-30]"], "d": ["Flu", "HIV"], "g": [1, 1]},
+    )
+    release = Generalized(frame, qi=["age"], sa="d", group="g")
+    people = pd.DataFrame({"name": ["a", "b"], "age": [21, 25]})
+    assert len(release.compatible(people, "name")) == 2
+    with pytest.raises(ReleaseError) as e:
+        release.compatible(people.astype(object).assign(age=[21, [25]]), "name")
+    clear(e, "population quasi-identifier column 'age'", "row 1", "list")
+    with pytest.raises(ReleaseError) as e:
+        release.compatible(people.assign(name=[("a",), ("b",)]), "name")
+    clear(e, "population person id column 'name'", "row 0")
+    with pytest.raises(ReleaseError) as e:
+        release.compatible(pd.concat([people, people[["age"]]], axis=1), "name")
+    clear(e, "column 'age' occurs 2 times")
+    with pytest.raises(ReleaseError) as e:
+        release.compatible(people, ["name"])
+    clear(e, "id_column must be one column name")
+    with pytest.raises(ReleaseError) as e:
+        release.compatible(people.to_dict(), "name")
+    clear(e, "a population needs a pandas DataFrame, got dict")
+
+
+# anonymizers share check_input_table: the same classes of bad table
+@pytest.mark.parametrize(
+    "change, culprit",
+    [
+        (lambda t: pd.concat([t, t[["age"]]], axis=1), "column 'age' occurs 2 times"),
+        (
+            lambda t: t.astype(object).assign(age=[[30], 31, 30, 32]),
+            "quasi-identifier column 'age'",
+        ),
+        (lambda t: t.assign(disease=[{"Flu"}, "HIV", "Flu", "Cold"]), "sensitive column 'disease'"),
+        (
+            lambda t: t.assign(age=[30, np.nan, 30, 32]),
+            "quasi-identifier column 'age' has a missing",
+        ),
+        (lambda t: t.assign(disease=[None, "HIV", "Flu", "Cold"]), "sensitive column 'disease'"),
+        (
+            lambda t: t.set_axis(pd.MultiIndex.from_product([["t"], t.columns]), axis=1),
+            "MultiIndex",
+        ),
+        (lambda t: t.to_numpy(), "needs a pandas DataFrame, got ndarray"),
+    ],
+)
+def test_check_input_table(table, change, culprit):
+    with pytest.raises(ReleaseError) as e:
+        check_input_table(change(table), ["sex", "age"], "disease", "group", "pid", "anatomize")
+    clear(e, culprit)
+    with pytest.raises(ReleaseError) as e:
+        check_input_table(table, None, "disease", "group", None, "anatomize")
+    clear(e, "anatomize: qi must be a column name")
