@@ -24,7 +24,7 @@ import pandas as pd
 
 from .errors import ReleaseError
 
-__all__ = ["Bucketized", "check_input_table", "validate_release"]
+__all__ = ["Bucketized", "check_input_table", "check_same_schema", "validate_release"]
 
 # cells of these types are collections, not values: a QI, sensitive, group or person cell
 # holding one is an error (unhashable ones crash pandas; hashable ones such as tuples
@@ -231,6 +231,118 @@ def validate_release(frame, qi, sa: str, group: str, person: str | None):
         dup = data.loc[data[person].duplicated(), person].tolist()[0]
         raise ReleaseError(f"person id {dup!r} occurs in more than one row of column {person!r}")
     return data, qi
+
+
+def _kind(series: pd.Series) -> str | None:
+    """What a column holds, for comparing releases: numbers, text, dates or None (mixed)."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _kind(pd.Series(dtype.categories))
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        return "numbers"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "dates"
+    inferred = pd.api.types.infer_dtype(series, skipna=True)
+    if inferred in ("integer", "floating", "mixed-integer-float", "decimal", "boolean"):
+        return "numbers"
+    if inferred == "string":
+        return "text"
+    if inferred in ("datetime", "datetime64", "date"):
+        return "dates"
+    return None
+
+
+def check_same_schema(releases) -> None:
+    """Check that releases to be pooled describe the same table; ``None`` if they do.
+
+    Compares every release with release 1 (numbered from 1, as in the messages) before
+    any table is touched: each must be a Bucketized or Generalized release with the same
+    quasi-identifier columns in the same order and the same sensitive column, and a
+    column must hold the same kind of values (numbers, text or dates) in every release
+    that has it exactly: the sensitive column, the QI columns of bucketized releases
+    (generalized ones hold cells such as ``[20-30]``) and the person ids (``1`` and
+    ``"1"`` would be two people). The group and person columns may be named differently.
+    A one-line ``ReleaseError`` names the release and the columns that differ.
+
+    >>> import pandas as pd
+    >>> a = Bucketized(pd.DataFrame({"zip": [1], "d": ["x"], "g": [1]}), ["zip"], "d", "g")
+    >>> b = Bucketized(pd.DataFrame({"zip5": [1], "d": ["x"], "g": [1]}), ["zip5"], "d", "g")
+    >>> check_same_schema([a, b])
+    Traceback (most recent call last):
+    ...
+    maxent_privacy.errors.ReleaseError: release 2 has other quasi-identifiers than release 1: \
+it lacks 'zip' and has 'zip5' in addition (release 1: zip; release 2: zip5)
+    """
+    if isinstance(releases, _Release):
+        releases = [releases]
+    elif isinstance(releases, (str, dict, pd.DataFrame)) or not hasattr(releases, "__iter__"):
+        raise ReleaseError(
+            f"releases must be a list of Bucketized or Generalized releases, got "
+            f"{type(releases).__name__}"
+        )
+    releases = list(releases)
+    if not releases:
+        raise ReleaseError("there is no release to pool (an empty list)")
+    for r, rel in enumerate(releases, start=1):
+        if not isinstance(rel, _Release):
+            raise ReleaseError(
+                f"release {r} is a {type(rel).__name__}, not a Bucketized or Generalized release"
+            )
+    first = releases[0]
+    qi, sa = list(first.qi), first.sa
+    for r, rel in enumerate(releases[1:], start=2):
+        other = list(rel.qi)
+        if other != qi:
+            lacks = [c for c in qi if c not in other]
+            extra = [c for c in other if c not in qi]
+            shown = f"(release 1: {', '.join(map(str, qi))}; release {r}: "
+            shown += f"{', '.join(map(str, other))})"
+            if not lacks and not extra:
+                raise ReleaseError(
+                    f"release {r} lists its quasi-identifiers in another order than release 1 "
+                    f"{shown}; give them in the same order"
+                )
+            parts = []
+            if lacks:
+                parts.append("lacks " + ", ".join(map(repr, lacks)))
+            if extra:
+                parts.append("has " + ", ".join(map(repr, extra)) + " in addition")
+            raise ReleaseError(
+                f"release {r} has other quasi-identifiers than release 1: it "
+                f"{' and '.join(parts)} {shown}"
+            )
+        if rel.sa != sa:
+            raise ReleaseError(f"release {r} has sensitive column {rel.sa!r}, release 1 has {sa!r}")
+    exact = [(r, rel) for r, rel in enumerate(releases, start=1) if isinstance(rel, Bucketized)]
+    columns = [(sa, "sensitive", list(enumerate(releases, start=1)))]
+    columns += [(c, "quasi-identifier", exact) for c in qi]
+    for col, role, holders in columns:
+        _same_kind(((r, rel.frame[col]) for r, rel in holders), f"{role} column {col!r}")
+    persons = [
+        (r, rel.frame[rel.person])
+        for r, rel in enumerate(releases, start=1)
+        if rel.person is not None
+    ]
+    _same_kind(persons, "the person id column")
+
+
+def _same_kind(columns, what: str) -> None:
+    """The first two releases whose ``what`` holds different kinds of values: an error."""
+    seen = None
+    for r, series in columns:
+        kind = _kind(series)
+        if kind is None:
+            continue
+        example = series.iloc[0]
+        example = example.item() if isinstance(example, np.generic) else example
+        if seen is None:
+            seen = (r, kind, example)
+        elif kind != seen[1]:
+            r0, kind0, example0 = seen
+            raise ReleaseError(
+                f"release {r}: {what} holds {kind} (e.g. {_shorten(example)}), in release "
+                f"{r0} it holds {kind0} (e.g. {_shorten(example0)}); convert one of them"
+            )
 
 
 class _Release:
