@@ -4,13 +4,25 @@ Each section tries one class of bad input, as a user would make it by mistake; t
 hypothesis strategies in test_validation_hostile.py generate more of the same.
 """
 
+from decimal import Decimal
+from fractions import Fraction
+
+import cvxpy as cp
 import numpy as np
 import pandas as pd
 import pytest
 
-from maxent_privacy import Bucketized, MaxEntError, MaxEntModel, ReleaseError, datasets
+from maxent_privacy import (
+    Bucketized,
+    KnowledgeError,
+    MaxEntError,
+    MaxEntModel,
+    ReleaseError,
+    datasets,
+)
 from maxent_privacy.data import check_input_table, check_same_schema
 from maxent_privacy.generalized import Generalized
+from maxent_privacy.knowledge import count_having, soft, vague
 
 RELEASES = [Bucketized, Generalized]
 
@@ -341,3 +353,145 @@ def test_model_refuses_text_ids_against_numbers(wang):
     with pytest.raises(ReleaseError) as e:
         MaxEntModel([release(d1), release(d2.astype({"pseudonym": str}))])
     clear(e, "release 2", "person id")
+
+
+# ------------------------------------------------------------- 3. knowledge helpers
+@pytest.fixture
+def du_model():
+    release = Bucketized(datasets.du2008_figure1(), ["gender", "degree"], "disease", "bucket")
+    return MaxEntModel(release)
+
+
+NAN, INF = float("nan"), float("inf")
+NOT_NUMBERS = [
+    ("0.3", "str"),
+    (None, "NoneType"),
+    (True, "bool"),
+    (np.bool_(False), "bool"),
+    ([0.3], "list"),
+    (np.array([0.3, 0.4]), "ndarray"),
+    (0.3 + 0j, "complex"),
+    (cp.Constant(0.3), "Constant"),
+]
+
+
+@pytest.mark.parametrize(
+    "p, eps, culprit",
+    [
+        (0.3, NAN, "eps must be a finite number, got nan"),
+        (NAN, 0.1, "p must be a finite number, got nan"),
+        (INF, 0.1, "p must be a finite number, got inf"),
+        (-INF, 0.1, "p must be a finite number, got -inf"),
+        (0.3, INF, "eps must be a finite number, got inf"),
+        (0.3, -INF, "eps must be a finite number, got -inf"),
+        (0.3, -0.1, "eps must be >= 0, got -0.1"),
+        (1.2, 0.1, "probability 1.2 is outside [0, 1]"),
+        (-0.2, 0.0, "probability -0.2 is outside [0, 1]"),
+    ]
+    + [(v, 0.1, f"p must be a number, got {t}") for v, t in NOT_NUMBERS]
+    + [(0.3, v, f"eps must be a number, got {t}") for v, t in NOT_NUMBERS],
+)
+def test_vague_arguments(du_model, p, eps, culprit):
+    expr = du_model.P("Flu", gender="male")
+    with pytest.raises(KnowledgeError) as e:
+        vague(expr, p, eps)
+    clear(e, "vague()", culprit)
+    assert du_model.facts == []
+
+
+def test_vague_expression(du_model):
+    with pytest.raises(KnowledgeError) as e:
+        vague(du_model.x, 0.3, 0.1)
+    clear(e, "vague() needs one probability", "shape (")
+    with pytest.raises(KnowledgeError) as e:
+        vague(du_model.P("Flu", gender="male") == 0.3, 0.3, 0.1)
+    clear(e, "vague() needs a cvxpy expression", "Equality")
+
+
+@pytest.mark.parametrize(
+    "p, eps",
+    [
+        (0.3, 0.1),
+        (np.float32(0.3), np.float64(0.1)),
+        (Fraction(1, 3), 0),
+        (Decimal("0.3"), Decimal("0.05")),
+        (np.array(0.3), 0.5),
+        (1, 2.0),
+    ],
+)
+def test_vague_numbers_accepted(du_model, p, eps):
+    fact = vague(du_model.P("Flu", gender="male"), p, eps)
+    assert fact.p == pytest.approx(float(p)) and fact.eps == pytest.approx(float(eps))
+
+
+@pytest.mark.parametrize(
+    "weight, culprit",
+    [
+        (INF, "weight must be a finite number, got inf"),
+        (NAN, "weight must be a finite number, got nan"),
+        (-INF, "weight must be a finite number, got -inf"),
+        (0, "weight must be > 0, got 0"),
+        (-1.5, "weight must be > 0, got -1.5"),
+    ]
+    + [(v, f"weight must be a number, got {t}") for v, t in NOT_NUMBERS],
+)
+def test_soft_weight(du_model, weight, culprit):
+    with pytest.raises(KnowledgeError) as e:
+        soft(du_model.P("Flu", gender="male") == 0.3, weight)
+    clear(e, "soft()", culprit)
+
+
+def test_soft_inf_no_longer_reaches_the_solver(du_model):
+    # issue 12: soft(..., inf) used to fail later, inside the solver
+    with pytest.raises(KnowledgeError, match="finite"):
+        du_model.add(soft(du_model.P("Flu", gender="male") == 0.3, INF))
+    assert du_model.facts == []
+    du_model.add(soft(du_model.P("Flu", gender="male") == 0.3, np.float32(5)))
+    assert len(du_model.facts) == 1
+
+
+@pytest.mark.parametrize("fact", [0.3, True, "P(Flu) == 0.3", None])
+def test_soft_fact(du_model, fact):
+    with pytest.raises(KnowledgeError) as e:
+        soft(fact, 1.0)
+    clear(e, "soft() needs a fact")
+
+
+def test_count_having_persons(du_model):
+    iris = du_model.person("Iris", gender="female", degree="graduate")
+    james = du_model.person("James", gender="male", degree="graduate")
+    other = MaxEntModel(du_model.release).person("Ann", gender="female", degree="graduate")
+    cases = [
+        ([iris, iris], "person 'Iris' is listed twice"),
+        ([iris, james, james], "person 'James' is listed twice"),
+        ([iris, "James"], "item 2 of persons is a str"),
+        ([du_model.P("Flu", gender="male")], "item 1 of persons is a DivExpression"),
+        ([iris, None], "item 2 of persons is a NoneType"),
+        (iris, "got Person (put it in a list)"),
+        ("Iris", "persons must be a list of persons"),
+        (None, "got NoneType"),
+        (3, "got int"),
+        ({"Iris": iris}, "got dict"),
+        ([], "needs at least one person"),
+        ([iris, other], "different models"),
+    ]
+    for persons, culprit in cases:
+        with pytest.raises(KnowledgeError) as e:
+            count_having("HIV", persons)
+        clear(e, culprit)
+
+
+def test_count_having_values(du_model):
+    iris = du_model.person("Iris", gender="female", degree="graduate")
+    for s, culprit in [
+        ([], "needs at least one sensitive value"),
+        ((), "needs at least one sensitive value"),
+        ({"a": 1}, "must be a single value, got dict"),
+        (["HIV", ["Flu"]], "must be a single value, got list"),
+        ("Cancer", "sensitive value 'Cancer'"),
+    ]:
+        with pytest.raises(KnowledgeError) as e:
+            count_having(s, [iris])
+        clear(e, culprit)
+    # valid: a value, a list, a set, a generator of persons
+    assert count_having({"HIV", "Flu"}, (p for p in [iris])) is not None
