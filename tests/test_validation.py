@@ -23,6 +23,20 @@ from maxent_privacy import (
 from maxent_privacy.data import check_input_table, check_same_schema
 from maxent_privacy.generalized import Generalized
 from maxent_privacy.knowledge import count_having, soft, vague
+from maxent_privacy.robustness import (
+    Prior,
+    compare_posteriors,
+    delta_ceil,
+    delta_max,
+    delta_report,
+    exact_posterior,
+    permanent,
+    query_error,
+    robust_anonymize,
+    robustness_table,
+    satisfies_delta_bound,
+    wong2010_example,
+)
 
 RELEASES = [Bucketized, Generalized]
 
@@ -495,3 +509,290 @@ def test_count_having_values(du_model):
         clear(e, culprit)
     # valid: a value, a list, a set, a generator of persons
     assert count_having({"HIV", "Flu"}, (p for p in [iris])) is not None
+
+
+# ------------------------------------------------------------- 4. robustness inputs
+@pytest.fixture
+def wong():
+    frame, prior = wong2010_example()
+    return frame, prior, frame[frame["GID"] == "L2"]
+
+
+def test_empty_group_is_not_vacuously_robust(wong):
+    # issue 12: satisfies_delta_bound returned True for a group without tuples; Wong et
+    # al. define an A-group by its N tuples (Definition 5) and the bound needs N >= r
+    frame, prior, _ = wong
+    empty = frame.iloc[:0]
+    for f in (satisfies_delta_bound, delta_report):
+        with pytest.raises(ReleaseError) as e:
+            f(empty, prior, 2)
+        clear(e, "the group has no rows")
+    with pytest.raises(ReleaseError) as e:
+        delta_max(empty, prior, "Flu")
+    clear(e, "delta_max: the group has no rows")
+    with pytest.raises(ReleaseError) as e:
+        exact_posterior(empty, prior)
+    clear(e, "the group has no rows")
+
+
+@pytest.mark.parametrize(
+    "r",
+    [1, 1.0, 0.5, 0, -2, NAN, INF, -INF, "2", None, True, [2], Fraction(1, 2), np.float64(0.9)],
+    ids=repr,
+)
+def test_r_out_of_range(wong, r):
+    frame, prior, l2 = wong
+    release = Bucketized(frame, ["Gender", "Age"], "Disease", "GID")
+    calls = [
+        lambda: satisfies_delta_bound(l2, prior, r),
+        lambda: delta_report(l2, prior, r),
+        lambda: delta_ceil(3, r, 0.1),
+        lambda: robustness_table(release, prior, r),
+        lambda: robust_anonymize(frame, ["Gender", "Age"], "Disease", prior, r),
+    ]
+    for call in calls:
+        with pytest.raises(ReleaseError) as e:
+            call()
+        clear(e, "r must be a number above 1")
+
+
+@pytest.mark.parametrize(
+    "group_of, culprit",
+    [
+        (lambda g: g.assign(Disease=[np.nan, "HIV"]), "sensitive column 'Disease' has a missing"),
+        (lambda g: g.assign(Gender=[None, "Female"]), "prior attribute column 'Gender' has a"),
+        (lambda g: g.assign(Disease=[["Flu"], "HIV"]), "sensitive column 'Disease' holds"),
+        (lambda g: g.assign(Gender=[{"Female"}, "Female"]), "'Gender' holds {'Female'}"),
+        (lambda g: pd.concat([g, g[["Disease"]]], axis=1), "'Disease' occurs 2 times"),
+        (lambda g: g.drop(columns="Disease"), "sensitive column 'Disease' of the prior"),
+        (lambda g: g.drop(columns="Gender"), "prior attribute 'Gender' is not a column"),
+        (lambda g: g.to_dict(), "a group must be a pandas DataFrame, got dict"),
+        (lambda g: None, "a group must be a pandas DataFrame, got NoneType"),
+    ],
+)
+def test_bad_groups(wong, group_of, culprit):
+    frame, prior, l2 = wong
+    group = group_of(l2.copy())
+    calls = [
+        lambda: satisfies_delta_bound(group, prior, 2),
+        lambda: delta_max(group, prior, "HIV"),
+        lambda: exact_posterior(group, prior),
+    ]
+    for call in calls:
+        with pytest.raises(MaxEntError) as e:
+            call()
+        clear(e, culprit)
+
+
+def test_delta_report_missing_value_no_longer_dropped(wong):
+    # a NaN sensitive value used to be left out of the counts: a report on another group
+    frame, prior, l2 = wong
+    with pytest.raises(ReleaseError, match="missing value"):
+        delta_report(l2.assign(Disease=[np.nan, "HIV"]), prior, 2)
+
+
+@pytest.mark.parametrize(
+    "table, other, culprit",
+    [
+        ({"x": [0.1, -0.1], "y": [0.5, 0.5]}, None, "p(f : x) = -0.1 is not a probability"),
+        ({"x": [0.1, NAN], "y": [0.5, 0.5]}, None, "p(f : x) = nan"),
+        ({"x": [0.1, INF], "y": [0.5, 0.5]}, None, "p(f : x) = inf"),
+        ({"x": [0.7, 0.1], "y": [0.5, 0.5]}, None, "'m' sums to 1.2, above 1"),
+        ({"x": [0.1, 0.1], "y": [0.9, 0.5]}, "y", "'f' sums to 0.6, not 1"),
+        ({"x": [Fraction(1, 10), 0.1], "y": [Fraction(8, 10), 0.9]}, "y", "'m' sums to 0.9"),
+        ({"x": ["0.1", 0.1], "y": [0.9, 0.9]}, None, "p(m : x) = '0.1'"),
+        ({"x": [True, 0.1], "y": [0.0, 0.9]}, None, "p(m : x) = True"),
+        ({"x": [None, 0.1], "y": [0.9, 0.9]}, None, "p(m : x) = nan"),
+    ],
+)
+def test_bad_prior_weights(table, other, culprit):
+    index = pd.Index(["m", "f"], name="sex")
+    with pytest.raises(KnowledgeError) as e:
+        Prior(pd.DataFrame(table, index=index), "d", other=other)
+    clear(e, culprit)
+
+
+def test_bad_prior_tables():
+    ok = {"x": [0.1, 0.2], "y": [0.9, 0.8]}
+    cases = [
+        (dict(table=pd.DataFrame(ok, index=pd.Index(["m", np.nan], name="sex"))), "missing"),
+        (dict(sa=["d"]), "the prior's sa must be one column name, got list"),
+        (dict(table=ok), "a prior needs a pandas DataFrame, got dict"),
+        (dict(other="z"), "other='z' is not a column"),
+    ]
+    for change, culprit in cases:
+        args = dict(table=pd.DataFrame(ok, index=pd.Index(["m", "f"], name="sex")), sa="d")
+        args.update(change)
+        with pytest.raises(KnowledgeError) as e:
+            Prior(args["table"], args["sa"], other=args.get("other"))
+        clear(e, culprit)
+    # valid: rows below 1 without other, exactly 1 with it (floats within 1e-9)
+    index = pd.Index(["m", "f"], name="sex")
+    assert Prior(pd.DataFrame({"x": [0.1, 0.2]}, index=index), "d").p({"sex": "f"}, "x") == 0.2
+    col = pd.Series([0.1, 0.3], index=index)
+    Prior(pd.DataFrame({"x": col, "rest": 1 - col}), "d", other="rest")
+
+
+@pytest.mark.parametrize(
+    "kwargs, culprit",
+    [
+        (dict(alpha=NAN), "alpha must be a finite number >= 0, got nan"),
+        (dict(alpha=INF), "alpha must be a finite number >= 0, got inf"),
+        (dict(alpha=-1), "got -1"),
+        (dict(alpha="1"), "got '1'"),
+        (dict(attributes=[]), "needs at least one attribute"),
+        (dict(attributes=None), "attributes must be a list of column names"),
+        (dict(attributes=["Gendr"]), "column 'Gendr' is not in the table"),
+        (dict(frame=None), "Prior.estimate needs a pandas DataFrame, got NoneType"),
+        (dict(frame="Gender"), "got str"),
+        (dict(change=lambda f: f.assign(Gender=[np.nan, "a", "b", "c"])), "'Gender' has a miss"),
+        (dict(change=lambda f: f.assign(Disease=[None, "a", "b", "c"])), "'Disease' has a miss"),
+        (dict(change=lambda f: f.assign(Gender=[["M"], "a", "b", "c"])), "'Gender' holds"),
+    ],
+)
+def test_bad_prior_estimate(wong, kwargs, culprit):
+    frame, _, _ = wong
+    change = kwargs.pop("change", lambda f: f)
+    args = dict(frame=change(frame), attributes=["Gender"], sa="Disease")
+    args.update(kwargs)
+    with pytest.raises(MaxEntError) as e:
+        Prior.estimate(**args)
+    clear(e, culprit)
+
+
+@pytest.mark.parametrize("weight", [NAN, INF, -INF, 0, -1, "1", True, [1.0]], ids=repr)
+def test_prior_weight(wong, weight):
+    frame, prior, _ = wong
+    release = Bucketized(frame, ["Gender", "Age"], "Disease", "GID")
+    for call in (
+        lambda: prior.knowledge(weight),
+        lambda: compare_posteriors(release, prior, weight=weight),
+    ):
+        with pytest.raises(KnowledgeError) as e:
+            call()
+        clear(e, "the prior's weight must be > 0 and finite")
+
+
+@pytest.mark.parametrize(
+    "call, culprit",
+    [
+        (lambda g, p: exact_posterior(g, p, method="fast"), "method must be 'auto'"),
+        (lambda g, p: exact_posterior(g, p, method=None), "got None"),
+        (lambda g, p: exact_posterior(g, p, samples=0), "samples must be an integer of at least 1"),
+        (lambda g, p: exact_posterior(g, p, samples=2.5), "got 2.5"),
+        (lambda g, p: exact_posterior(g, p, max_states=-1), "max_states must be an integer"),
+        (lambda g, p: exact_posterior(g, p, max_states=NAN), "got nan"),
+        (lambda g, p: exact_posterior(g, "prior"), "exact_posterior needs a Prior, got str"),
+        (lambda g, p: delta_max(g, None, "HIV"), "delta_max needs a Prior, got NoneType"),
+        (lambda g, p: delta_max(g, p, ["HIV"]), "x must be one sensitive value"),
+        (lambda g, p: delta_max(g, p, "Cancer"), "value 'Cancer' does not occur in the group"),
+        (lambda g, p: delta_report(g, None, 2), "prior must be a Prior or a list of Priors"),
+        (lambda g, p: delta_report(g, [], 2), "prior must be a Prior or a list of Priors"),
+        (lambda g, p: delta_report(g, [p, "x"], 2), "prior must be a Prior or a list"),
+        (lambda g, p: delta_ceil(0, 2, 0.1), "the group size N must be a positive integer"),
+        (lambda g, p: delta_ceil(2.0, 2, 0.1), "got 2.0"),
+        (lambda g, p: delta_ceil(3, 2, NAN), "f_max must be a probability in [0, 1], got nan"),
+        (lambda g, p: delta_ceil(3, 2, "0.1"), "got '0.1'"),
+        (lambda g, p: delta_ceil(3, 2, None), "got None"),
+        (lambda g, p: delta_ceil(3, 2, 1.5), "got 1.5"),
+        (lambda g, p: p.p("Gender=Male", "Flu"), "the signature must be a dict"),
+        (lambda g, p: p.p({"Age": 3}, "Flu"), "the signature needs attribute 'Gender'"),
+        (lambda g, p: p.weights(g.to_numpy(), ["Flu"]), "rows must be a pandas DataFrame"),
+        (lambda g, p: p.binary("Flu"), "value 'Flu' has no column of its own"),
+        (lambda g, p: permanent([[1, 2]]), "needs a square matrix, got 1 rows and 2 entries"),
+        (lambda g, p: permanent([[1, 2], [3]]), "1 entries in row 1"),
+        (lambda g, p: permanent([[NAN]]), "entry (0, 0) is nan, not a finite number"),
+        (lambda g, p: permanent([["a"]]), "entry (0, 0) is 'a'"),
+        (lambda g, p: permanent(None), "needs a square matrix of numbers, got NoneType"),
+    ],
+)
+def test_bad_robustness_arguments(wong, call, culprit):
+    _, prior, l2 = wong
+    with pytest.raises(MaxEntError) as e:
+        call(l2, prior)
+    clear(e, culprit)
+
+
+@pytest.mark.parametrize(
+    "kwargs, culprit",
+    [
+        (dict(sample=0), "sample must be an integer of at least 1, got 0"),
+        (dict(sample=-1), "got -1"),
+        (dict(sample=1.5), "got 1.5"),
+        (dict(max_states=-1), "max_states must be an integer of at least 0"),
+        (dict(prior="wrong sa"), "a prior speaks of 'Illness'"),
+        (dict(prior=None), "prior must be a Prior or a list of Priors"),
+        (dict(release="frame"), "robustness_table needs a Bucketized release, got DataFrame"),
+    ],
+)
+def test_bad_robustness_table_arguments(wong, kwargs, culprit):
+    frame, prior, _ = wong
+    args = dict(release=Bucketized(frame, ["Gender", "Age"], "Disease", "GID"), prior=prior, r=2)
+    if kwargs.get("prior") == "wrong sa":
+        kwargs["prior"] = Prior(prior.table, "Illness", other="Not Lung Cancer")
+    if kwargs.get("release") == "frame":
+        kwargs["release"] = frame
+    args.update(kwargs)
+    with pytest.raises(MaxEntError) as e:
+        robustness_table(**args)
+    clear(e, culprit)
+
+
+@pytest.mark.parametrize(
+    "kwargs, culprit",
+    [
+        (dict(queries=0), "queries must be an integer of at least 1, got 0"),
+        (dict(queries=NAN), "got nan"),
+        (dict(selectivity=NAN), "selectivity must be a number in (0, 1], got nan"),
+        (dict(selectivity=0), "got 0"),
+        (dict(selectivity="a"), "got 'a'"),
+        (dict(qd=0), "qd must be an integer between 1 and 2, got 0"),
+        (dict(qd=1.5), "got 1.5"),
+        (dict(qd=3), "got 3"),
+    ],
+)
+def test_bad_query_error_arguments(wong, kwargs, culprit):
+    frame, _, _ = wong
+    release = Bucketized(frame, ["Gender", "Age"], "Disease", "GID")
+    with pytest.raises(ReleaseError) as e:
+        query_error(release, **kwargs)
+    assert isinstance(e.value, ValueError)  # as before, for callers catching ValueError
+    clear(e, culprit)
+
+
+@pytest.fixture
+def robust_table():
+    frame = pd.DataFrame({"sex": list("MMMMFFFF"), "age": [30, 31, 32, 33, 30, 31, 32, 33]})
+    frame["disease"] = ["Flu", "HIV", "Cold", "Flu", "Flu", "HIV", "Cold", "HIV"]
+    return frame, Prior.estimate(frame, ["sex"], "disease")
+
+
+@pytest.mark.parametrize(
+    "change, kwargs, culprit",
+    [
+        (lambda f: f.iloc[:0], {}, "robust_anonymize: the table has no rows"),
+        (lambda f: f.assign(age=[np.nan] + [31] * 7), {}, "'age' has a missing value (row 0)"),
+        (lambda f: f.assign(sex=[None] + list("MMMFFFF")), {}, "'sex' has a missing value"),
+        (lambda f: f.assign(disease=[["Flu"]] + ["HIV"] * 7), {}, "'disease' holds ['Flu']"),
+        (lambda f: f, dict(prior=None), "prior must be a Prior or a list of Priors"),
+        (lambda f: f, dict(max_states=-1), "max_states must be an integer of at least 0"),
+        (lambda f: f, dict(qi=None), "qi must be a column name"),
+    ],
+)
+def test_bad_robust_anonymize_input(robust_table, change, kwargs, culprit):
+    frame, prior = robust_table
+    args = dict(frame=change(frame), qi=["sex", "age"], sa="disease", prior=prior, r=2)
+    args.update(kwargs)
+    with pytest.raises(MaxEntError) as e:
+        robust_anonymize(**args)
+    clear(e, culprit)
+
+
+def test_valid_robustness_input_unchanged(wong, robust_table):
+    frame, prior, l2 = wong
+    assert satisfies_delta_bound(l2, prior, 2) is True
+    assert satisfies_delta_bound(l2, prior, Fraction(3, 2)) is True
+    assert satisfies_delta_bound(l2, [prior, prior.binary("Lung Cancer")], np.float64(2))
+    frame, prior = robust_table
+    release = robust_anonymize(frame, ["sex", "age"], "disease", prior, np.int64(2))
+    assert robustness_table(release, prior, 2, sample=1, max_states=0).shape[0] == 1
