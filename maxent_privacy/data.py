@@ -155,13 +155,23 @@ def _check_missing(frame: pd.DataFrame, columns: Sequence, prefix: Sequence[str]
             )
 
 
+def _check_roles(columns: Sequence) -> None:
+    seen: set = set()
+    for col in columns:
+        if col in seen:
+            raise ReleaseError(
+                f"column {col!r} is given more than one role (qi, sa, group, person)"
+            )
+        seen.add(col)
+
+
 def check_input_table(frame, qi, sa: str, group: str, person: str | None, who: str) -> list:
     """Checks shared by the anonymizers (``who`` names the caller); return the QI list.
 
     One-line ``ReleaseError`` for: not a DataFrame, MultiIndex columns, no QI, a missing
-    or repeated QI, sensitive or person column, a group column name already used by
-    another role, a cell that is not a single value (a list, ...) or is missing in a QI,
-    sensitive or person column.
+    or repeated QI, sensitive or person column, a column given two roles, a group column
+    name already used by another role, a cell that is not a single value (a list, ...)
+    or is missing in a QI, sensitive or person column.
     """
     _check_frame(frame, who)
     qi = _qi_list(qi, f"{who}: ")
@@ -181,6 +191,7 @@ def check_input_table(frame, qi, sa: str, group: str, person: str | None, who: s
             "pass another name with group=..."
         )
     columns = qi + [sa] + ([person] if person is not None else [])
+    _check_roles(columns)
     roles = ["quasi-identifier"] * len(qi) + ["sensitive"]
     roles += ["person"] if person is not None else []
     _check_unique(frame, columns)
@@ -212,13 +223,7 @@ def validate_release(frame, qi, sa: str, group: str, person: str | None):
     if person is not None:
         _check_columns(frame, [person], "person")
     roles = qi + [sa, group] + ([person] if person is not None else [])
-    seen: set = set()
-    for col in roles:
-        if col in seen:
-            raise ReleaseError(
-                f"column {col!r} is given more than one role (qi, sa, group, person)"
-            )
-        seen.add(col)
+    _check_roles(roles)
     _check_unique(frame, roles)
     if len(frame) == 0:
         raise ReleaseError("the release has no rows")

@@ -20,9 +20,11 @@ from maxent_privacy import (
     ReleaseError,
     datasets,
 )
+from maxent_privacy.anonymize import anatomize, check_l_diversity, history_guided, rebucketize
 from maxent_privacy.data import check_input_table, check_same_schema
 from maxent_privacy.generalized import Generalized
 from maxent_privacy.knowledge import count_having, soft, vague
+from maxent_privacy.mondrian import mondrian
 from maxent_privacy.robustness import (
     Prior,
     compare_posteriors,
@@ -796,3 +798,196 @@ def test_valid_robustness_input_unchanged(wong, robust_table):
     frame, prior = robust_table
     release = robust_anonymize(frame, ["sex", "age"], "disease", prior, np.int64(2))
     assert robustness_table(release, prior, 2, sample=1, max_states=0).shape[0] == 1
+
+
+# ---------------------------------------------------------------- 5. anonymizer inputs
+@pytest.fixture
+def micro():
+    return pd.DataFrame(
+        {
+            "zip": list(range(12)),
+            "sex": list("MF" * 6),
+            "d": ["a", "b", "c", "d"] * 3,
+            "pid": list(range(100, 112)),
+        }
+    )
+
+
+BAD_L = [1, 0, -2, 2.0, 2.5, "2", True, None, NAN, INF, [2]]
+BAD_K = [0, -1, 2.0, 2.5, "2", True, None, NAN, INF]
+BAD_C = [0, -0.5, NAN, INF, -INF, "0.5", True, None, [0.5]]
+
+
+@pytest.mark.parametrize("l", BAD_L, ids=repr)  # noqa: E741
+def test_anatomize_l(micro, l):  # noqa: E741
+    with pytest.raises(ReleaseError) as e:
+        anatomize(micro, ["zip"], "d", l)
+    clear(e, "l must be an integer of at least 2", repr(l))
+    release = anatomize(micro, ["zip"], "d", 2)
+    for call in (
+        lambda: check_l_diversity(release, l),
+        lambda: rebucketize(micro, ["zip"], "d", l, person="pid"),
+        lambda: history_guided(release_with_ids(micro), micro, l),
+    ):
+        with pytest.raises(ReleaseError) as e:
+            call()
+        clear(e, "l must be an integer of at least 2")
+
+
+def release_with_ids(micro):
+    return anatomize(micro, ["zip"], "d", 2, person="pid")
+
+
+@pytest.mark.parametrize("k", BAD_K, ids=repr)
+def test_mondrian_k(micro, k):
+    with pytest.raises(ReleaseError) as e:
+        mondrian(micro, ["zip", "sex"], "d", k, 0.5)
+    clear(e, "k must be an integer of at least 1")
+
+
+@pytest.mark.parametrize("c", BAD_C, ids=repr)
+def test_mondrian_c(micro, c):
+    with pytest.raises(ReleaseError) as e:
+        mondrian(micro, ["zip", "sex"], "d", 2, c)
+    clear(e, "c must be a number in (0, 1]")
+
+
+def test_anonymizer_parameters_out_of_reach(micro):
+    with pytest.raises(ReleaseError) as e:
+        anatomize(micro, ["zip"], "d", 13)
+    clear(e, "13-diversity needs at least 13 records, the table has 12")
+    with pytest.raises(ReleaseError) as e:
+        anatomize(micro.assign(d="a"), ["zip"], "d", 2)
+    clear(e, "2-diversity is unattainable", "'a'")
+    with pytest.raises(ReleaseError) as e:
+        mondrian(micro, ["zip"], "d", 13, 0.5)
+    clear(e, "12 records, fewer than k=13")
+    with pytest.raises(ReleaseError) as e:
+        mondrian(micro, ["zip"], "d", 2, 0.2)
+    clear(e, "not (k, c)-anonymous as a whole", "c=0.2")
+
+
+ANONYMIZERS = {
+    "anatomize": lambda f, **kw: anatomize(f, kw.pop("qi", ["zip", "sex"]), "d", 2, **kw),
+    "mondrian": lambda f, **kw: mondrian(f, kw.pop("qi", ["zip", "sex"]), "d", 2, 0.5, **kw),
+    "robust_anonymize": lambda f, **kw: robust_anonymize(
+        f, kw.pop("qi", ["zip", "sex"]), "d", Prior.estimate(micro_frame(), ["sex"], "d"), 2, **kw
+    ),
+}
+
+
+def micro_frame():
+    return pd.DataFrame(
+        {"zip": list(range(12)), "sex": list("MF" * 6), "d": ["a", "b", "c", "d"] * 3}
+    )
+
+
+@pytest.mark.parametrize("who", list(ANONYMIZERS))
+@pytest.mark.parametrize(
+    "change, kwargs, culprit",
+    [
+        (None, dict(qi=["zp"]), "quasi-identifier column 'zp' is not in the table"),
+        (lambda f: f.drop(columns="d"), {}, "sensitive column 'd' is not in the table"),
+        (None, dict(qi=[]), "at least one quasi-identifier"),
+        (None, dict(qi=None), "qi must be a column name"),
+        (None, dict(qi=[["zip"]]), "must be one column name, got list"),
+        (None, dict(qi=["zip", "d"]), "is already used|more than one role"),
+        (None, dict(group="zip"), "group column name 'zip' is already used"),
+        (lambda f: f.to_numpy(), {}, "needs a pandas DataFrame, got ndarray"),
+        (lambda f: pd.concat([f, f[["sex"]]], axis=1), {}, "column 'sex' occurs 2 times"),
+        (
+            lambda f: f.astype({"sex": object}).assign(sex=[["M"]] + list("FM" * 5) + ["F"]),
+            {},
+            "quasi-identifier column 'sex' holds ['M'] (a list) in row 0",
+        ),
+        (
+            lambda f: f.assign(d=[{"a"}] + ["b", "c", "d", "a"] * 2 + ["b", "c", "d"]),
+            {},
+            "sensitive column 'd' holds {'a'} (a set) in row 0",
+        ),
+        (
+            lambda f: f.assign(zip=[np.nan] + list(range(11))),
+            {},
+            "'zip' has a missing value (row 0)",
+        ),
+        (lambda f: f.assign(d=[None] + ["b", "c", "d"] * 3 + ["a", "b"]), {}, "'d' has a missing"),
+        (
+            lambda f: f.set_axis(pd.MultiIndex.from_product([["t"], f.columns]), axis=1),
+            {},
+            "MultiIndex columns",
+        ),
+    ],
+)
+def test_anonymizer_tables(who, change, kwargs, culprit):
+    frame = micro_frame()
+    if change is not None:
+        frame = change(frame)
+    with pytest.raises(ReleaseError) as e:
+        ANONYMIZERS[who](frame, **kwargs)
+    msg = clear(e)
+    assert any(part in msg for part in culprit.split("|")), msg
+
+
+@pytest.mark.parametrize("who", ["anatomize", "mondrian"])
+def test_anonymizer_person_column(micro, who):
+    call = ANONYMIZERS[who]
+    for frame, culprit in [
+        (micro.assign(pid=[1] * 12), "person id 1 occurs in more than one row"),
+        (micro.assign(pid=[np.nan] + list(range(11))), "person column 'pid' has a missing"),
+        (micro.assign(pid=[[1]] + list(range(11))), "person column 'pid' holds [1]"),
+        (micro.drop(columns="pid"), "person column 'pid' is not in the table"),
+    ]:
+        with pytest.raises(ReleaseError) as e:
+            call(frame, person="pid")
+        clear(e, culprit)
+    with pytest.raises(ReleaseError) as e:
+        call(micro, person=["pid"])
+    clear(e, "person must be one column name")
+
+
+def test_other_anonymizer_arguments(micro):
+    with pytest.raises(ReleaseError) as e:
+        anatomize(micro, ["zip"], "d", 2, nonsensitive=[["a"]])
+    clear(e, "nonsensitive values must be single values, got list")
+    with pytest.raises(ReleaseError) as e:
+        anatomize(micro, ["zip"], "d", 2, nonsensitive=["z"])
+    clear(e, "nonsensitive value 'z' does not occur")
+    with pytest.raises(ReleaseError) as e:
+        anatomize(micro, ["zip"], "d", 2, seed="x")
+    clear(e, "seed must be an integer")
+    with pytest.raises(ReleaseError) as e:
+        check_l_diversity(micro, 2)
+    clear(e, "check_l_diversity needs a Bucketized or Generalized release, got DataFrame")
+    with pytest.raises(ReleaseError) as e:
+        mondrian(micro, ["zip"], "d", 2, 0.5, numeric=["sex"])
+    clear(e, "numeric column 'sex' is not a quasi-identifier")
+    with pytest.raises(ReleaseError) as e:
+        mondrian(micro, ["zip", "sex"], "d", 2, 0.5, numeric=["sex"])
+    clear(e, "numeric column 'sex' has a value that is not a number: 'M'")
+    with pytest.raises(ReleaseError) as e:
+        mondrian(micro.assign(zip=[INF] + list(range(11))), ["zip"], "d", 2, 0.5)
+    clear(e, "numeric column 'zip' has an infinite value")
+
+
+def test_history_guided_inputs(micro):
+    old = release_with_ids(micro)
+    new = micro.assign(pid=range(106, 118))
+    assert history_guided(old, new, 2).n_records == 12
+    for args, culprit in [
+        ((micro, new, 2), "history_guided needs the old release as a Bucketized, got DataFrame"),
+        ((old, None, 2), "history_guided needs a pandas DataFrame, got NoneType"),
+        ((old, new.drop(columns="d"), 2), "column 'd' of the old release is not in the new table"),
+        ((old, new.assign(d=[None] + ["a"] * 11), 2), "sensitive column 'd' has a missing value"),
+        ((old, new.assign(d=[["a"]] * 12), 2), "sensitive column 'd' holds ['a']"),
+        ((old, pd.concat([new, new[["d"]]], axis=1), 2), "column 'd' occurs 2 times"),
+        ((anatomize(micro, ["zip"], "d", 2), new, 2), "needs person ids in the old release"),
+    ]:
+        with pytest.raises(ReleaseError) as e:
+            history_guided(*args)
+        clear(e, culprit)
+
+
+def test_valid_anonymizer_input_unchanged(micro):
+    assert anatomize(micro, ["zip"], "d", np.int64(3)).n_groups == 4
+    assert mondrian(micro, ["zip", "sex"], "d", np.int64(2), 2).n_groups == 4
+    assert check_l_diversity(anatomize(micro, "zip", "d", 2), 2).all()
