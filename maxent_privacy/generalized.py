@@ -48,6 +48,7 @@ from .data import (
     _check_label,
     _check_unique,
     _Release,
+    _shorten,
     validate_release,
 )
 from .errors import ReleaseError
@@ -148,30 +149,34 @@ lower bound 25 is above upper bound 21
         m = _INTERVAL.match(text)
         if not m:
             raise ReleaseError(
-                f"{_where(column)} a malformed interval {cell!r}: "
+                f"{_where(column)} a malformed interval {_shorten(cell, 60)}: "
                 "expected [lo-hi] with numbers lo <= hi"
             )
         lo, hi = float(m.group(1)), float(m.group(2))
         if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ReleaseError(f"{_where(column)} an interval with an infinite bound {cell!r}")
+            raise ReleaseError(
+                f"{_where(column)} an interval with an infinite bound {_shorten(cell, 60)}"
+            )
         if lo > hi:
             raise ReleaseError(
-                f"{_where(column)} an empty interval {cell!r}: "
+                f"{_where(column)} an empty interval {_shorten(cell, 60)}: "
                 f"lower bound {lo:g} is above upper bound {hi:g}"
             )
         return Cell("interval", cell, lo=lo, hi=hi)
     if text.startswith("{") or text.endswith("}"):
         if not (text.startswith("{") and text.endswith("}")):
-            raise ReleaseError(f"{_where(column)} a malformed set {cell!r}: expected {{a, b, ...}}")
+            raise ReleaseError(
+                f"{_where(column)} a malformed set {_shorten(cell, 60)}: expected {{a, b, ...}}"
+            )
         parts = [p.strip() for p in text[1:-1].split(",")]
         if any(not p for p in parts):
             raise ReleaseError(
-                f"{_where(column)} a set with an empty member {cell!r}: "
+                f"{_where(column)} a set with an empty member {_shorten(cell, 60)}: "
                 "expected {a, b, ...} with non-empty members"
             )
         return Cell("set", cell, values=tuple(sorted(set(parts))))
     if not text:
-        raise ReleaseError(f"{_where(column)} an empty generalized value {cell!r}")
+        raise ReleaseError(f"{_where(column)} an empty generalized value {_shorten(cell, 60)}")
     return Cell("exact", cell, values=(text,))
 
 
