@@ -156,22 +156,26 @@ def test_not_a_dataframe(cls, frame, match):
 
 
 @pytest.mark.parametrize("cls", RELEASES)
-def test_empty_tables(cls, table):
+def test_no_rows(cls, table):
     with pytest.raises(ReleaseError, match="no rows") as e:
         make(cls, table.iloc[:0])
     clear(e)
+
+
+@pytest.mark.parametrize("cls", RELEASES)
+def test_no_columns(cls, table):
     with pytest.raises(ReleaseError, match="quasi-identifier column 'sex' is not in") as e:
         make(cls, pd.DataFrame())
     clear(e)
 
 
 @pytest.mark.parametrize("cls", RELEASES)
-def test_multiindex_columns(cls, table):
+@pytest.mark.parametrize("qi", [["sex"], [("t", "sex")]], ids=["name", "tuple"])
+def test_multiindex_columns(cls, table, qi):
     frame = table.set_axis(pd.MultiIndex.from_product([["t"], table.columns]), axis=1)
-    for qi in (["sex"], [("t", "sex")]):
-        with pytest.raises(ReleaseError, match="MultiIndex columns") as e:
-            cls(frame, qi=qi, sa="disease", group="bucket")
-        clear(e, "('t', 'sex')")
+    with pytest.raises(ReleaseError, match="MultiIndex columns") as e:
+        cls(frame, qi=qi, sa="disease", group="bucket")
+    clear(e, "('t', 'sex')")
 
 
 @pytest.mark.parametrize("cls", RELEASES)
@@ -219,28 +223,41 @@ def test_input_not_mutated(table):
     pd.testing.assert_frame_equal(table, before)
 
 
-def test_population_of_a_generalized_release():
-    frame = pd.DataFrame(
-        {"age": ["[20-30]", "[20-30]"], "d": ["Flu", "HIV"], "g": [1, 1]},
-    )
-    release = Generalized(frame, qi=["age"], sa="d", group="g")
-    people = pd.DataFrame({"name": ["a", "b"], "age": [21, 25]})
-    assert len(release.compatible(people, "name")) == 2
+@pytest.fixture
+def generalized_release():
+    frame = pd.DataFrame({"age": ["[20-30]", "[20-30]"], "d": ["Flu", "HIV"], "g": [1, 1]})
+    return Generalized(frame, qi=["age"], sa="d", group="g")
+
+
+PEOPLE = pd.DataFrame({"name": ["a", "b"], "age": [21, 25]})
+
+
+def test_population_valid(generalized_release):
+    assert len(generalized_release.compatible(PEOPLE, "name")) == 2
+
+
+@pytest.mark.parametrize(
+    "people, id_column, culprits",
+    [
+        (
+            PEOPLE.astype(object).assign(age=[21, [25]]),
+            "name",
+            ["population quasi-identifier column 'age'", "row 1", "list"],
+        ),
+        (
+            PEOPLE.assign(name=[("a",), ("b",)]),
+            "name",
+            ["population person id column 'name'", "row 0"],
+        ),
+        (pd.concat([PEOPLE, PEOPLE[["age"]]], axis=1), "name", ["column 'age' occurs 2 times"]),
+        (PEOPLE, ["name"], ["id_column must be one column name"]),
+        (PEOPLE.to_dict(), "name", ["a population needs a pandas DataFrame, got dict"]),
+    ],
+)
+def test_population_of_a_generalized_release(generalized_release, people, id_column, culprits):
     with pytest.raises(ReleaseError) as e:
-        release.compatible(people.astype(object).assign(age=[21, [25]]), "name")
-    clear(e, "population quasi-identifier column 'age'", "row 1", "list")
-    with pytest.raises(ReleaseError) as e:
-        release.compatible(people.assign(name=[("a",), ("b",)]), "name")
-    clear(e, "population person id column 'name'", "row 0")
-    with pytest.raises(ReleaseError) as e:
-        release.compatible(pd.concat([people, people[["age"]]], axis=1), "name")
-    clear(e, "column 'age' occurs 2 times")
-    with pytest.raises(ReleaseError) as e:
-        release.compatible(people, ["name"])
-    clear(e, "id_column must be one column name")
-    with pytest.raises(ReleaseError) as e:
-        release.compatible(people.to_dict(), "name")
-    clear(e, "a population needs a pandas DataFrame, got dict")
+        generalized_release.compatible(people, id_column)
+    clear(e, *culprits)
 
 
 # anonymizers share check_input_table: the same classes of bad table
@@ -269,6 +286,9 @@ def test_check_input_table(table, change, culprit):
     with pytest.raises(ReleaseError) as e:
         check_input_table(change(table), ["sex", "age"], "disease", "group", "pid", "anatomize")
     clear(e, culprit)
+
+
+def test_check_input_table_qi(table):
     with pytest.raises(ReleaseError) as e:
         check_input_table(table, None, "disease", "group", None, "anatomize")
     clear(e, "anatomize: qi must be a column name")
@@ -415,10 +435,13 @@ def test_vague_arguments(du_model, p, eps, culprit):
     assert du_model.facts == []
 
 
-def test_vague_expression(du_model):
+def test_vague_vector_expression(du_model):
     with pytest.raises(KnowledgeError) as e:
         vague(du_model.x, 0.3, 0.1)
     clear(e, "vague() needs one probability", "shape (")
+
+
+def test_vague_constraint_for_expression(du_model):
     with pytest.raises(KnowledgeError) as e:
         vague(du_model.P("Flu", gender="male") == 0.3, 0.3, 0.1)
     clear(e, "vague() needs a cvxpy expression", "Equality")
@@ -473,44 +496,62 @@ def test_soft_fact(du_model, fact):
     clear(e, "soft() needs a fact")
 
 
-def test_count_having_persons(du_model):
+@pytest.fixture
+def people(du_model):
     iris = du_model.person("Iris", gender="female", degree="graduate")
     james = du_model.person("James", gender="male", degree="graduate")
     other = MaxEntModel(du_model.release).person("Ann", gender="female", degree="graduate")
-    cases = [
-        ([iris, iris], "person 'Iris' is listed twice"),
-        ([iris, james, james], "person 'James' is listed twice"),
-        ([iris, "James"], "item 2 of persons is a str"),
-        ([du_model.P("Flu", gender="male")], "item 1 of persons is a DivExpression"),
-        ([iris, None], "item 2 of persons is a NoneType"),
-        (iris, "got Person (put it in a list)"),
+    return {"iris": iris, "james": james, "other": other, "expr": du_model.P("Flu")}
+
+
+@pytest.mark.parametrize(
+    "persons, culprit",
+    [
+        ("iris iris", "person 'Iris' is listed twice"),
+        ("iris james james", "person 'James' is listed twice"),
+        (["iris", "James"], "item 2 of persons is a str"),
+        ("expr", "item 1 of persons is a DivExpression"),
+        (["iris", None], "item 2 of persons is a NoneType"),
+        ("iris", "got Person (put it in a list)"),
         ("Iris", "persons must be a list of persons"),
         (None, "got NoneType"),
         (3, "got int"),
-        ({"Iris": iris}, "got dict"),
+        ({"Iris": 1}, "got dict"),
         ([], "needs at least one person"),
-        ([iris, other], "different models"),
-    ]
-    for persons, culprit in cases:
-        with pytest.raises(KnowledgeError) as e:
-            count_having("HIV", persons)
-        clear(e, culprit)
+        ("iris other", "different models"),
+    ],
+)
+def test_count_having_persons(people, persons, culprit):
+    if isinstance(persons, str) and persons != "Iris":
+        names = persons.split()
+        persons = people[names[0]] if persons == "iris" else [people[n] for n in names]
+    elif isinstance(persons, list):
+        persons = [people.get(p, p) if isinstance(p, str) else p for p in persons]
+    with pytest.raises(KnowledgeError) as e:
+        count_having("HIV", persons)
+    clear(e, culprit)
 
 
-def test_count_having_values(du_model):
-    iris = du_model.person("Iris", gender="female", degree="graduate")
-    for s, culprit in [
+@pytest.mark.parametrize(
+    "s, culprit",
+    [
         ([], "needs at least one sensitive value"),
         ((), "needs at least one sensitive value"),
         ({"a": 1}, "must be a single value, got dict"),
         (["HIV", ["Flu"]], "must be a single value, got list"),
         ("Cancer", "sensitive value 'Cancer'"),
-    ]:
-        with pytest.raises(KnowledgeError) as e:
-            count_having(s, [iris])
-        clear(e, culprit)
-    # valid: a value, a list, a set, a generator of persons
-    assert count_having({"HIV", "Flu"}, (p for p in [iris])) is not None
+    ],
+)
+def test_count_having_values(people, s, culprit):
+    with pytest.raises(KnowledgeError) as e:
+        count_having(s, [people["iris"]])
+    clear(e, culprit)
+
+
+def test_count_having_valid(people):
+    # a value, a list, a set, a generator of persons
+    assert count_having({"HIV", "Flu"}, (p for p in [people["iris"]])) is not None
+    assert count_having("HIV", [people["iris"], people["james"]]) is not None
 
 
 # ------------------------------------------------------------- 4. robustness inputs
@@ -520,20 +561,22 @@ def wong():
     return frame, prior, frame[frame["GID"] == "L2"]
 
 
-def test_empty_group_is_not_vacuously_robust(wong):
-    # issue 12: satisfies_delta_bound returned True for a group without tuples; Wong et
-    # al. define an A-group by its N tuples (Definition 5) and the bound needs N >= r
+# issue 12: satisfies_delta_bound returned True for a group without tuples; Wong et al.
+# define an A-group by its N tuples (Definition 5) and the bound needs N >= r
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda g, p: satisfies_delta_bound(g, p, 2),
+        lambda g, p: delta_report(g, p, 2),
+        lambda g, p: delta_max(g, p, "Flu"),
+        lambda g, p: exact_posterior(g, p),
+    ],
+    ids=["satisfies_delta_bound", "delta_report", "delta_max", "exact_posterior"],
+)
+def test_empty_group_is_not_vacuously_robust(wong, call):
     frame, prior, _ = wong
-    empty = frame.iloc[:0]
-    for f in (satisfies_delta_bound, delta_report):
-        with pytest.raises(ReleaseError) as e:
-            f(empty, prior, 2)
-        clear(e, "the group has no rows")
     with pytest.raises(ReleaseError) as e:
-        delta_max(empty, prior, "Flu")
-    clear(e, "delta_max: the group has no rows")
-    with pytest.raises(ReleaseError) as e:
-        exact_posterior(empty, prior)
+        call(frame.iloc[:0], prior)
     clear(e, "the group has no rows")
 
 
@@ -542,20 +585,24 @@ def test_empty_group_is_not_vacuously_robust(wong):
     [1, 1.0, 0.5, 0, -2, NAN, INF, -INF, "2", None, True, [2], Fraction(1, 2), np.float64(0.9)],
     ids=repr,
 )
-def test_r_out_of_range(wong, r):
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f, p, g, r: satisfies_delta_bound(g, p, r),
+        lambda f, p, g, r: delta_report(g, p, r),
+        lambda f, p, g, r: delta_ceil(3, r, 0.1),
+        lambda f, p, g, r: robustness_table(
+            Bucketized(f, ["Gender", "Age"], "Disease", "GID"), p, r
+        ),
+        lambda f, p, g, r: robust_anonymize(f, ["Gender", "Age"], "Disease", p, r),
+    ],
+    ids=["satisfies_delta_bound", "delta_report", "delta_ceil", "robustness_table", "robust"],
+)
+def test_r_out_of_range(wong, r, call):
     frame, prior, l2 = wong
-    release = Bucketized(frame, ["Gender", "Age"], "Disease", "GID")
-    calls = [
-        lambda: satisfies_delta_bound(l2, prior, r),
-        lambda: delta_report(l2, prior, r),
-        lambda: delta_ceil(3, r, 0.1),
-        lambda: robustness_table(release, prior, r),
-        lambda: robust_anonymize(frame, ["Gender", "Age"], "Disease", prior, r),
-    ]
-    for call in calls:
-        with pytest.raises(ReleaseError) as e:
-            call()
-        clear(e, "r must be a number above 1")
+    with pytest.raises(ReleaseError) as e:
+        call(frame, prior, l2, r)
+    clear(e, "r must be a number above 1")
 
 
 @pytest.mark.parametrize(
@@ -572,18 +619,20 @@ def test_r_out_of_range(wong, r):
         (lambda g: None, "a group must be a pandas DataFrame, got NoneType"),
     ],
 )
-def test_bad_groups(wong, group_of, culprit):
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda g, p: satisfies_delta_bound(g, p, 2),
+        lambda g, p: delta_max(g, p, "HIV"),
+        lambda g, p: exact_posterior(g, p),
+    ],
+    ids=["satisfies_delta_bound", "delta_max", "exact_posterior"],
+)
+def test_bad_groups(wong, group_of, culprit, call):
     frame, prior, l2 = wong
-    group = group_of(l2.copy())
-    calls = [
-        lambda: satisfies_delta_bound(group, prior, 2),
-        lambda: delta_max(group, prior, "HIV"),
-        lambda: exact_posterior(group, prior),
-    ]
-    for call in calls:
-        with pytest.raises(MaxEntError) as e:
-            call()
-        clear(e, culprit)
+    with pytest.raises(MaxEntError) as e:
+        call(group_of(l2.copy()), prior)
+    clear(e, culprit)
 
 
 def test_delta_report_missing_value_no_longer_dropped(wong):
@@ -614,21 +663,27 @@ def test_bad_prior_weights(table, other, culprit):
     clear(e, culprit)
 
 
-def test_bad_prior_tables():
-    ok = {"x": [0.1, 0.2], "y": [0.9, 0.8]}
-    cases = [
-        (dict(table=pd.DataFrame(ok, index=pd.Index(["m", np.nan], name="sex"))), "missing"),
+@pytest.mark.parametrize(
+    "change, culprit",
+    [
+        (dict(index=pd.Index(["m", np.nan], name="sex")), "missing"),
         (dict(sa=["d"]), "the prior's sa must be one column name, got list"),
-        (dict(table=ok), "a prior needs a pandas DataFrame, got dict"),
+        (dict(table="dict"), "a prior needs a pandas DataFrame, got dict"),
         (dict(other="z"), "other='z' is not a column"),
-    ]
-    for change, culprit in cases:
-        args = dict(table=pd.DataFrame(ok, index=pd.Index(["m", "f"], name="sex")), sa="d")
-        args.update(change)
-        with pytest.raises(KnowledgeError) as e:
-            Prior(args["table"], args["sa"], other=args.get("other"))
-        clear(e, culprit)
-    # valid: rows below 1 without other, exactly 1 with it (floats within 1e-9)
+    ],
+)
+def test_bad_prior_tables(change, culprit):
+    ok = {"x": [0.1, 0.2], "y": [0.9, 0.8]}
+    table = pd.DataFrame(ok, index=change.get("index", pd.Index(["m", "f"], name="sex")))
+    if change.get("table") == "dict":
+        table = ok
+    with pytest.raises(KnowledgeError) as e:
+        Prior(table, change.get("sa", "d"), other=change.get("other"))
+    clear(e, culprit)
+
+
+def test_valid_prior_tables():
+    # rows below 1 without other, exactly 1 with it (floats within 1e-9)
     index = pd.Index(["m", "f"], name="sex")
     assert Prior(pd.DataFrame({"x": [0.1, 0.2]}, index=index), "d").p({"sex": "f"}, "x") == 0.2
     col = pd.Series([0.1, 0.3], index=index)
@@ -663,16 +718,16 @@ def test_bad_prior_estimate(wong, kwargs, culprit):
 
 
 @pytest.mark.parametrize("weight", [NAN, INF, -INF, 0, -1, "1", True, [1.0]], ids=repr)
-def test_prior_weight(wong, weight):
+@pytest.mark.parametrize("where", ["knowledge", "compare_posteriors"])
+def test_prior_weight(wong, weight, where):
     frame, prior, _ = wong
     release = Bucketized(frame, ["Gender", "Age"], "Disease", "GID")
-    for call in (
-        lambda: prior.knowledge(weight),
-        lambda: compare_posteriors(release, prior, weight=weight),
-    ):
-        with pytest.raises(KnowledgeError) as e:
-            call()
-        clear(e, "the prior's weight must be > 0 and finite")
+    with pytest.raises(KnowledgeError) as e:
+        if where == "knowledge":
+            prior.knowledge(weight)
+        else:
+            compare_posteriors(release, prior, weight=weight)
+    clear(e, "the prior's weight must be > 0 and finite")
 
 
 @pytest.mark.parametrize(
@@ -818,24 +873,25 @@ BAD_K = [0, -1, 2.0, 2.5, "2", True, None, NAN, INF]
 BAD_C = [0, -0.5, NAN, INF, -INF, "0.5", True, None, [0.5]]
 
 
-@pytest.mark.parametrize("l", BAD_L, ids=repr)  # noqa: E741
-def test_anatomize_l(micro, l):  # noqa: E741
-    with pytest.raises(ReleaseError) as e:
-        anatomize(micro, ["zip"], "d", l)
-    clear(e, "l must be an integer of at least 2", repr(l))
-    release = anatomize(micro, ["zip"], "d", 2)
-    for call in (
-        lambda: check_l_diversity(release, l),
-        lambda: rebucketize(micro, ["zip"], "d", l, person="pid"),
-        lambda: history_guided(release_with_ids(micro), micro, l),
-    ):
-        with pytest.raises(ReleaseError) as e:
-            call()
-        clear(e, "l must be an integer of at least 2")
-
-
 def release_with_ids(micro):
     return anatomize(micro, ["zip"], "d", 2, person="pid")
+
+
+@pytest.mark.parametrize("l", BAD_L, ids=repr)  # noqa: E741
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, l: anatomize(m, ["zip"], "d", l),  # noqa: E741
+        lambda m, l: check_l_diversity(anatomize(m, ["zip"], "d", 2), l),  # noqa: E741
+        lambda m, l: rebucketize(m, ["zip"], "d", l, person="pid"),  # noqa: E741
+        lambda m, l: history_guided(release_with_ids(m), m, l),  # noqa: E741
+    ],
+    ids=["anatomize", "check_l_diversity", "rebucketize", "history_guided"],
+)
+def test_l(micro, l, call):  # noqa: E741
+    with pytest.raises(ReleaseError) as e:
+        call(micro, l)
+    clear(e, "l must be an integer of at least 2", repr(l))
 
 
 @pytest.mark.parametrize("k", BAD_K, ids=repr)
@@ -852,19 +908,22 @@ def test_mondrian_c(micro, c):
     clear(e, "c must be a number in (0, 1]")
 
 
-def test_anonymizer_parameters_out_of_reach(micro):
+@pytest.mark.parametrize(
+    "call, culprits",
+    [
+        (
+            lambda m: anatomize(m, ["zip"], "d", 13),
+            ["13-diversity needs at least 13 records, the table has 12"],
+        ),
+        (lambda m: anatomize(m.assign(d="a"), ["zip"], "d", 2), ["2-diversity is unattainable"]),
+        (lambda m: mondrian(m, ["zip"], "d", 13, 0.5), ["12 records, fewer than k=13"]),
+        (lambda m: mondrian(m, ["zip"], "d", 2, 0.2), ["not (k, c)-anonymous", "c=0.2"]),
+    ],
+)
+def test_anonymizer_parameters_out_of_reach(micro, call, culprits):
     with pytest.raises(ReleaseError) as e:
-        anatomize(micro, ["zip"], "d", 13)
-    clear(e, "13-diversity needs at least 13 records, the table has 12")
-    with pytest.raises(ReleaseError) as e:
-        anatomize(micro.assign(d="a"), ["zip"], "d", 2)
-    clear(e, "2-diversity is unattainable", "'a'")
-    with pytest.raises(ReleaseError) as e:
-        mondrian(micro, ["zip"], "d", 13, 0.5)
-    clear(e, "12 records, fewer than k=13")
-    with pytest.raises(ReleaseError) as e:
-        mondrian(micro, ["zip"], "d", 2, 0.2)
-    clear(e, "not (k, c)-anonymous as a whole", "c=0.2")
+        call(micro)
+    clear(e, *culprits)
 
 
 ANONYMIZERS = {
@@ -929,65 +988,107 @@ def test_anonymizer_tables(who, change, kwargs, culprit):
 
 
 @pytest.mark.parametrize("who", ["anatomize", "mondrian"])
-def test_anonymizer_person_column(micro, who):
-    call = ANONYMIZERS[who]
-    for frame, culprit in [
-        (micro.assign(pid=[1] * 12), "person id 1 occurs in more than one row"),
-        (micro.assign(pid=[np.nan] + list(range(11))), "person column 'pid' has a missing"),
-        (micro.assign(pid=[[1]] + list(range(11))), "person column 'pid' holds [1]"),
-        (micro.drop(columns="pid"), "person column 'pid' is not in the table"),
-    ]:
-        with pytest.raises(ReleaseError) as e:
-            call(frame, person="pid")
-        clear(e, culprit)
+@pytest.mark.parametrize(
+    "change, person, culprit",
+    [
+        (lambda m: m.assign(pid=[1] * 12), "pid", "person id 1 occurs in more than one row"),
+        (
+            lambda m: m.assign(pid=[np.nan] + list(range(11))),
+            "pid",
+            "person column 'pid' has a missing",
+        ),
+        (lambda m: m.assign(pid=[[1]] + list(range(11))), "pid", "person column 'pid' holds [1]"),
+        (lambda m: m.drop(columns="pid"), "pid", "person column 'pid' is not in the table"),
+        (lambda m: m, ["pid"], "person must be one column name"),
+    ],
+)
+def test_anonymizer_person_column(micro, who, change, person, culprit):
     with pytest.raises(ReleaseError) as e:
-        call(micro, person=["pid"])
-    clear(e, "person must be one column name")
+        ANONYMIZERS[who](change(micro), person=person)
+    clear(e, culprit)
 
 
-def test_other_anonymizer_arguments(micro):
+@pytest.mark.parametrize(
+    "call, culprit",
+    [
+        (
+            lambda m: anatomize(m, ["zip"], "d", 2, nonsensitive=[["a"]]),
+            "nonsensitive values must be single values, got list",
+        ),
+        (
+            lambda m: anatomize(m, ["zip"], "d", 2, nonsensitive=["z"]),
+            "nonsensitive value 'z' does not occur",
+        ),
+        (lambda m: anatomize(m, ["zip"], "d", 2, seed="x"), "seed must be an integer"),
+        (
+            lambda m: check_l_diversity(m, 2),
+            "check_l_diversity needs a Bucketized or Generalized release, got DataFrame",
+        ),
+        (
+            lambda m: mondrian(m, ["zip"], "d", 2, 0.5, numeric=["sex"]),
+            "numeric column 'sex' is not a quasi-identifier",
+        ),
+        (
+            lambda m: mondrian(m, ["zip", "sex"], "d", 2, 0.5, numeric=["sex"]),
+            "numeric column 'sex' has a value that is not a number: 'M'",
+        ),
+        (
+            lambda m: mondrian(m.assign(zip=[INF] + list(range(11))), ["zip"], "d", 2, 0.5),
+            "numeric column 'zip' has an infinite value",
+        ),
+    ],
+)
+def test_other_anonymizer_arguments(micro, call, culprit):
     with pytest.raises(ReleaseError) as e:
-        anatomize(micro, ["zip"], "d", 2, nonsensitive=[["a"]])
-    clear(e, "nonsensitive values must be single values, got list")
-    with pytest.raises(ReleaseError) as e:
-        anatomize(micro, ["zip"], "d", 2, nonsensitive=["z"])
-    clear(e, "nonsensitive value 'z' does not occur")
-    with pytest.raises(ReleaseError) as e:
-        anatomize(micro, ["zip"], "d", 2, seed="x")
-    clear(e, "seed must be an integer")
-    with pytest.raises(ReleaseError) as e:
-        check_l_diversity(micro, 2)
-    clear(e, "check_l_diversity needs a Bucketized or Generalized release, got DataFrame")
-    with pytest.raises(ReleaseError) as e:
-        mondrian(micro, ["zip"], "d", 2, 0.5, numeric=["sex"])
-    clear(e, "numeric column 'sex' is not a quasi-identifier")
-    with pytest.raises(ReleaseError) as e:
-        mondrian(micro, ["zip", "sex"], "d", 2, 0.5, numeric=["sex"])
-    clear(e, "numeric column 'sex' has a value that is not a number: 'M'")
-    with pytest.raises(ReleaseError) as e:
-        mondrian(micro.assign(zip=[INF] + list(range(11))), ["zip"], "d", 2, 0.5)
-    clear(e, "numeric column 'zip' has an infinite value")
+        call(micro)
+    clear(e, culprit)
 
 
-def test_history_guided_inputs(micro):
-    old = release_with_ids(micro)
-    new = micro.assign(pid=range(106, 118))
-    assert history_guided(old, new, 2).n_records == 12
-    for args, culprit in [
-        ((micro, new, 2), "history_guided needs the old release as a Bucketized, got DataFrame"),
-        ((old, None, 2), "history_guided needs a pandas DataFrame, got NoneType"),
-        ((old, new.drop(columns="d"), 2), "column 'd' of the old release is not in the new table"),
-        ((old, new.assign(d=[None] + ["a"] * 11), 2), "sensitive column 'd' has a missing value"),
-        ((old, new.assign(d=[["a"]] * 12), 2), "sensitive column 'd' holds ['a']"),
-        ((old, pd.concat([new, new[["d"]]], axis=1), 2), "column 'd' occurs 2 times"),
-        ((anatomize(micro, ["zip"], "d", 2), new, 2), "needs person ids in the old release"),
-    ]:
-        with pytest.raises(ReleaseError) as e:
-            history_guided(*args)
-        clear(e, culprit)
+def new_table(micro):
+    return micro.assign(pid=range(106, 118))
+
+
+@pytest.mark.parametrize(
+    "args, culprit",
+    [
+        (
+            lambda m: (m, new_table(m), 2),
+            "history_guided needs the old release as a Bucketized, got DataFrame",
+        ),
+        (
+            lambda m: (release_with_ids(m), None, 2),
+            "history_guided needs a pandas DataFrame, got NoneType",
+        ),
+        (
+            lambda m: (release_with_ids(m), new_table(m).drop(columns="d"), 2),
+            "column 'd' of the old release is not in the new table",
+        ),
+        (
+            lambda m: (release_with_ids(m), new_table(m).assign(d=[None] + ["a"] * 11), 2),
+            "sensitive column 'd' has a missing value",
+        ),
+        (
+            lambda m: (release_with_ids(m), new_table(m).assign(d=[["a"]] * 12), 2),
+            "sensitive column 'd' holds ['a']",
+        ),
+        (
+            lambda m: (release_with_ids(m), pd.concat([new_table(m), m[["d"]]], axis=1), 2),
+            "column 'd' occurs 2 times",
+        ),
+        (
+            lambda m: (anatomize(m, ["zip"], "d", 2), new_table(m), 2),
+            "needs person ids in the old release",
+        ),
+    ],
+)
+def test_history_guided_inputs(micro, args, culprit):
+    with pytest.raises(ReleaseError) as e:
+        history_guided(*args(micro))
+    clear(e, culprit)
 
 
 def test_valid_anonymizer_input_unchanged(micro):
+    assert history_guided(release_with_ids(micro), new_table(micro), 2).n_records == 12
     assert anatomize(micro, ["zip"], "d", np.int64(3)).n_groups == 4
     assert mondrian(micro, ["zip", "sex"], "d", np.int64(2), 2).n_groups == 4
     assert check_l_diversity(anatomize(micro, "zip", "d", 2), 2).all()
