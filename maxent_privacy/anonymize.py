@@ -22,7 +22,15 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .data import Bucketized, check_input_table
+from .data import (
+    Bucketized,
+    _check_cells,
+    _check_frame,
+    _check_missing,
+    _check_unique,
+    _Release,
+    check_input_table,
+)
 from .errors import ReleaseError
 
 __all__ = ["anatomize", "check_l_diversity"]
@@ -40,8 +48,25 @@ def _as_values(values) -> list:
     if values is None:
         return []
     if isinstance(values, str) or not isinstance(values, Iterable):
-        return [values]
-    return list(values)
+        values = [values]
+    values = list(values)
+    for v in values:
+        try:
+            hash(v)
+        except TypeError:
+            raise ReleaseError(
+                f"nonsensitive values must be single values, got {type(v).__name__} {v!r:.40}"
+            ) from None
+    return values
+
+
+def _rng(seed) -> np.random.Generator:
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError):
+        raise ReleaseError(
+            f"seed must be an integer (or None, a SeedSequence or a Generator), got {seed!r:.40}"
+        ) from None
 
 
 def anatomize(
@@ -150,7 +175,7 @@ def anatomize(
             f"name {pronoun} in nonsensitive=[...] to leave {pronoun} out of the requirement"
         )
 
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     # piles: one per sensitive value (in str order), then l wildcard piles
     by_code = np.argsort(codes, kind="stable")
     starts = np.concatenate([[0], np.cumsum(counts)])
@@ -262,13 +287,24 @@ def history_guided(
     >>> new.frame.set_index("pseudonym").loc[[1, 2, 3, 4], "bucket"].tolist()
     [1, 1, 1, 1]
     """
+    l = _check_l(l)  # noqa: E741
+    if not isinstance(previous, Bucketized):
+        raise ReleaseError(
+            f"history_guided needs the old release as a Bucketized, got {type(previous).__name__}"
+        )
     if previous.person is None:
         raise ReleaseError("history-guided re-publishing needs person ids in the old release")
     pid, qi, sa, grp = previous.person, list(previous.qi), previous.sa, previous.group
+    _check_frame(frame, "history_guided")
     for col in qi + [sa, pid]:
         if col not in frame.columns:
             raise ReleaseError(f"column {col!r} of the old release is not in the new table")
-    rng = np.random.default_rng(seed)
+    columns = qi + [sa, pid]
+    roles = ["quasi-identifier"] * len(qi) + ["sensitive", "person"]
+    _check_unique(frame, columns)
+    _check_cells(frame, columns, roles)
+    _check_missing(frame, columns, [f"{r} " for r in roles])
+    rng = _rng(seed)
     old = previous.frame
     new_ids = pd.Index(frame[pid])
     stay = old[old[pid].isin(new_ids)]
@@ -333,6 +369,11 @@ def check_l_diversity(release: Bucketized, l: int, nonsensitive: Iterable = ()) 
     [False, True, True]
     """
     l = _check_l(l)  # noqa: E741
+    if not isinstance(release, _Release):
+        raise ReleaseError(
+            f"check_l_diversity needs a Bucketized or Generalized release, got "
+            f"{type(release).__name__}"
+        )
     frame = release.frame
     sizes = frame.groupby(release.group, sort=True).size()
     exempt = set(_as_values(nonsensitive))

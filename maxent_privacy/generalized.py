@@ -41,7 +41,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import _check_columns, _Release, validate_release
+from .data import (
+    _check_cells,
+    _check_columns,
+    _check_frame,
+    _check_label,
+    _check_unique,
+    _Release,
+    _shorten,
+    validate_release,
+)
 from .errors import ReleaseError
 
 __all__ = ["Cell", "Generalized", "covers", "parse_cell"]
@@ -140,30 +149,34 @@ lower bound 25 is above upper bound 21
         m = _INTERVAL.match(text)
         if not m:
             raise ReleaseError(
-                f"{_where(column)} a malformed interval {cell!r}: "
+                f"{_where(column)} a malformed interval {_shorten(cell, 60)}: "
                 "expected [lo-hi] with numbers lo <= hi"
             )
         lo, hi = float(m.group(1)), float(m.group(2))
         if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ReleaseError(f"{_where(column)} an interval with an infinite bound {cell!r}")
+            raise ReleaseError(
+                f"{_where(column)} an interval with an infinite bound {_shorten(cell, 60)}"
+            )
         if lo > hi:
             raise ReleaseError(
-                f"{_where(column)} an empty interval {cell!r}: "
+                f"{_where(column)} an empty interval {_shorten(cell, 60)}: "
                 f"lower bound {lo:g} is above upper bound {hi:g}"
             )
         return Cell("interval", cell, lo=lo, hi=hi)
     if text.startswith("{") or text.endswith("}"):
         if not (text.startswith("{") and text.endswith("}")):
-            raise ReleaseError(f"{_where(column)} a malformed set {cell!r}: expected {{a, b, ...}}")
+            raise ReleaseError(
+                f"{_where(column)} a malformed set {_shorten(cell, 60)}: expected {{a, b, ...}}"
+            )
         parts = [p.strip() for p in text[1:-1].split(",")]
         if any(not p for p in parts):
             raise ReleaseError(
-                f"{_where(column)} a set with an empty member {cell!r}: "
+                f"{_where(column)} a set with an empty member {_shorten(cell, 60)}: "
                 "expected {a, b, ...} with non-empty members"
             )
         return Cell("set", cell, values=tuple(sorted(set(parts))))
     if not text:
-        raise ReleaseError(f"{_where(column)} an empty generalized value {cell!r}")
+        raise ReleaseError(f"{_where(column)} an empty generalized value {_shorten(cell, 60)}")
     return Cell("exact", cell, values=(text,))
 
 
@@ -220,8 +233,9 @@ class Generalized(_Release):
         know the truth; the attacks never read it.
     any_values : words that stand for "any value" in a QI cell (``*`` by default).
 
-    Rows with a missing value, duplicate column roles, duplicate person ids and malformed
-    cells are errors naming the column and value. The rows of one group usually share
+    Rows with a missing value, duplicate column roles or names, duplicate person ids,
+    cells that are not single values (lists, tuples, ...) and malformed cells are errors
+    naming the column and value. The rows of one group usually share
     their QI cells (an equivalence class in the strict sense), but need not: each row is
     matched against the population with its own cells, so an Anatomy-style release with
     exact QI values and bucket ids is a valid ``Generalized`` release too.
@@ -384,12 +398,16 @@ class Generalized(_Release):
 
 def _check_population(population: pd.DataFrame, qi: Sequence[str], id_column: str) -> np.ndarray:
     """Validate a population table; return its person ids as an object array."""
-    if not isinstance(population, pd.DataFrame):
-        raise ReleaseError(
-            f"a population needs a pandas DataFrame, got {type(population).__name__}"
-        )
+    _check_frame(population, "a population")
+    _check_label(id_column, "id_column")
     _check_columns(population, [id_column], "person id")
     _check_columns(population, list(qi), "quasi-identifier")
+    _check_unique(population, [id_column, *qi])
+    _check_cells(
+        population,
+        [id_column, *qi],
+        ["population person id"] + ["population quasi-identifier"] * len(qi),
+    )
     for col in [id_column, *qi]:
         missing = population[col].isna().to_numpy()
         if missing.any():

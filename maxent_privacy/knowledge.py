@@ -31,7 +31,13 @@ class Vague:
             raise KnowledgeError(
                 f"vague() needs a cvxpy expression such as model.P(...), got {type(expr).__name__}"
             )
-        p, eps = float(p), float(eps)
+        if not expr.is_scalar():
+            raise KnowledgeError(
+                f"vague() needs one probability such as model.P(...), got an expression of "
+                f"shape {expr.shape}"
+            )
+        p = _finite("vague()", "p", p)
+        eps = _finite("vague()", "eps", eps)
         if eps < 0:
             raise KnowledgeError(f"vague(): eps must be >= 0, got {eps:g}")
         if not 0 <= p <= 1:
@@ -66,7 +72,7 @@ class Soft:
             raise KnowledgeError(
                 f"soft() needs a fact such as model.P(...) == p, got {type(fact).__name__}"
             )
-        weight = float(weight)
+        weight = _finite("soft()", "weight", weight)
         if not weight > 0:
             raise KnowledgeError(f"soft(): weight must be > 0, got {weight:g}")
         self.fact, self.weight = fact, weight
@@ -106,7 +112,9 @@ def count_having(s, persons) -> cp.Expression:
     """Expected number of ``persons`` who have ``s`` (a value or a list of values).
 
     "Two of Alice, Bob and Carol have HIV" is ``count_having("HIV", [alice, bob, carol]) == 2``
-    (Du et al. Section 6 (3)); ``>= 2`` and ``<= 1`` say at least / at most.
+    (Du et al. Section 6 (3)); ``>= 2`` and ``<= 1`` say at least / at most. ``persons``
+    lists distinct persons of one model; an item that is not a person, a person listed
+    twice or a value that is not a single value is a KnowledgeError naming it.
 
     >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
     >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
@@ -118,9 +126,35 @@ def count_having(s, persons) -> cp.Expression:
     >>> float(model.solve().person_posterior().loc["Iris", "Lung Cancer"])
     1.0
     """
+    if isinstance(persons, (str, bytes, dict)) or not hasattr(persons, "__iter__"):
+        raise KnowledgeError(
+            "count_having(): persons must be a list of persons made by model.person(...), got "
+            f"{type(persons).__name__}" + (" (put it in a list)" if _is_person(persons) else "")
+        )
     persons = list(persons)
     if not persons:
         raise KnowledgeError("count_having() needs at least one person")
+    for j, p in enumerate(persons, start=1):
+        if not _is_person(p):
+            raise KnowledgeError(
+                f"count_having(): item {j} of persons is a {type(p).__name__}, not a person "
+                "made by model.person(...)"
+            )
+    seen: set = set()
+    for p in persons:
+        if p.name in seen:
+            raise KnowledgeError(f"count_having(): person {p.name!r} is listed twice")
+        seen.add(p.name)
+    values = list(s) if isinstance(s, (list, tuple, set, frozenset)) else [s]
+    if not values:
+        raise KnowledgeError("count_having() needs at least one sensitive value")
+    for v in values:
+        try:
+            hash(v)
+        except TypeError:
+            raise KnowledgeError(
+                f"count_having(): a sensitive value must be a single value, got {type(v).__name__}"
+            ) from None
     models = {id(p.model) for p in persons}
     if len(models) != 1:
         raise KnowledgeError("count_having(): the persons belong to different models")
@@ -128,9 +162,40 @@ def count_having(s, persons) -> cp.Expression:
     expr = terms[0]
     for t in terms[1:]:
         expr = expr + t
-    values = s if isinstance(s, (list, tuple, set)) else [s]
     label = f"count({' or '.join(map(str, values))} among {', '.join(p.name for p in persons)})"
     return tag(expr, label, top=len(persons))
+
+
+def _finite(who: str, name: str, value) -> float:
+    """``value`` as a finite float; a KnowledgeError naming the argument otherwise.
+
+    Numbers (int, float, numpy scalars or 0-d arrays, Fraction, Decimal) pass; booleans,
+    strings, None and collections do not, nor do NaN and infinities.
+    """
+    import numbers
+    from decimal import Decimal
+
+    raw = value
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):
+        value = value.item()  # a numpy scalar or 0-d array
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):
+        raise KnowledgeError(
+            f"{who}: {name} must be a number, got {type(raw).__name__} {_shown(raw)}"
+        )
+    out = float(value)
+    if out != out or out in (float("inf"), float("-inf")):
+        raise KnowledgeError(f"{who}: {name} must be a finite number, got {out!r}")
+    return out
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_person(item) -> bool:
+    """Made by ``model.person(...)`` (duck-typed: a name, a model and ``P``)."""
+    return hasattr(item, "name") and hasattr(item, "model") and callable(getattr(item, "P", None))
 
 
 class Grouped:

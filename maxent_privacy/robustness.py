@@ -41,7 +41,15 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from .data import Bucketized, check_input_table
+from .data import (
+    Bucketized,
+    _check_cells,
+    _check_frame,
+    _check_label,
+    _check_missing,
+    _check_unique,
+    check_input_table,
+)
 from .errors import KnowledgeError, ReleaseError
 
 __all__ = [
@@ -76,11 +84,55 @@ def _scalar(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _check_int(value, name: str, least: int) -> int:
+    """An integer argument of at least ``least`` (not a bool, not a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ReleaseError(f"{name} must be an integer of at least {least}, got {value!r}")
+    return int(value)
+
+
+def _is_number(value) -> bool:
+    """A real number (numpy scalars and Fractions too), not a bool."""
+    return not isinstance(value, (bool, np.bool_)) and isinstance(
+        value, (int, float, Fraction, np.integer, np.floating)
+    )
+
+
+def _check_group(group, priors, who: str) -> None:
+    """A group of tuples for the possible-world model: a DataFrame with rows, and its
+    sensitive and (present) prior attribute columns named once, single-valued, filled."""
+    if not isinstance(group, pd.DataFrame):
+        raise ReleaseError(f"{who}: a group must be a pandas DataFrame, got {type(group).__name__}")
+    _check_frame(group, f"{who}: a group")
+    if len(group) == 0:
+        raise ReleaseError(f"{who}: the group has no rows (an A-group holds at least one tuple)")
+    columns: list = []
+    for pr in priors:
+        if pr.sa not in group.columns:
+            raise ReleaseError(f"sensitive column {pr.sa!r} of the prior is not in the group")
+        for col in [pr.sa, *pr.attributes]:
+            if col in group.columns and col not in columns:
+                columns.append(col)
+    _check_unique(group, columns)
+    roles = [
+        "sensitive" if col in {pr.sa for pr in priors} else "prior attribute" for col in columns
+    ]
+    _check_cells(group, columns, roles)
+    _check_missing(group, columns, [f"{r} " for r in roles])
+
+
 def _check_r(r) -> None:
     if isinstance(r, bool) or not isinstance(r, (int, float, Fraction, np.integer, np.floating)):
         raise ReleaseError(f"r must be a number above 1, got {r!r}")
     if not r > 1 or not math.isfinite(float(r)):
         raise ReleaseError(f"r must be a number above 1, got {r!r}")
+
+
+def _not_whole(sig, total, other) -> None:
+    raise KnowledgeError(
+        f"the prior of signature {sig!r} sums to {float(total):.6g}, not 1: with "
+        f"other={other!r} standing for every value not listed, each row is a whole distribution"
+    )
 
 
 # --------------------------------------------------------------------------- the prior
@@ -90,8 +142,9 @@ class Prior:
     Parameters
     ----------
     table : DataFrame whose index holds the signatures (named by the attributes; a
-        MultiIndex for several) and whose columns are sensitive values; each entry is
-        ``p(s : x)``, a float or a Fraction in [0, 1], each row summing to at most 1.
+        MultiIndex for several; no missing values) and whose columns are sensitive values;
+        each entry is ``p(s : x)``, a float or a Fraction in [0, 1], each row summing to
+        at most 1 (to 1 when ``other`` is given: the row is then the whole distribution).
     sa : name of the sensitive column the prior speaks of.
     other : optional column standing for every value that has no column of its own, as
         Table IV's "Not Lung Cancer". Such a value gets that column's probability. In the
@@ -110,6 +163,10 @@ class Prior:
     def __init__(self, table: pd.DataFrame, sa: str, other=None):
         if not isinstance(table, pd.DataFrame):
             raise KnowledgeError(f"a prior needs a pandas DataFrame, got {type(table).__name__}")
+        try:
+            _check_label(sa, "the prior's sa")
+        except ReleaseError as e:
+            raise KnowledgeError(str(e)) from None
         names = list(table.index.names)
         if any(n is None for n in names) or len(set(names)) != len(names):
             raise KnowledgeError(
@@ -122,6 +179,10 @@ class Prior:
         if table.index.has_duplicates:
             dup = table.index[table.index.duplicated()][0]
             raise KnowledgeError(f"signature {dup!r} occurs twice in the prior")
+        gaps = pd.isna(table.index.to_frame(index=False)).to_numpy().any(axis=1)
+        if gaps.any():
+            sig = table.index[int(np.argmax(gaps))]
+            raise KnowledgeError(f"signature {sig!r} of the prior has a missing value")
         if table.columns.has_duplicates:
             raise KnowledgeError("the prior has a sensitive value in two columns")
         if other is not None and other not in table.columns:
@@ -146,6 +207,10 @@ class Prior:
                     f"the prior of signature {table.index[over[0]]!r} sums to "
                     f"{arr[over[0]].sum():.6g}, above 1"
                 )
+            under = np.flatnonzero(arr.sum(axis=1) < 1 - 1e-9)
+            if other is not None and len(under):
+                _not_whole(table.index[under[0]], arr[under[0]].sum(), other)
+        underfull = None  # checked once every entry is known to be a probability
         for sig, row in [] if numeric and not exact else table.iterrows():
             total = 0
             for x, v in row.items():
@@ -157,6 +222,10 @@ class Prior:
                 raise KnowledgeError(
                     f"the prior of signature {sig!r} sums to {float(total):.6g}, above 1"
                 )
+            if other is not None and total < 1 - (0 if exact else 1e-9) and underfull is None:
+                underfull = (sig, total)
+        if underfull is not None:
+            _not_whole(*underfull, other)
         self.table = table.copy() if exact else table.astype(float)
         self.attributes: list = list(names)
         self.sa = sa
@@ -179,14 +248,25 @@ class Prior:
         >>> Prior.estimate(frame, ["sex"], "disease").table.to_dict("index")
         {'F': {'Flu': 1.0, 'HIV': 0.0}, 'M': {'Flu': 0.5, 'HIV': 0.5}}
         """
+        _check_frame(frame, "Prior.estimate")
         if isinstance(attributes, str):
             attributes = [attributes]
+        if attributes is None or not hasattr(attributes, "__iter__"):
+            raise KnowledgeError(f"attributes must be a list of column names, got {attributes!r}")
         attributes = list(attributes)
+        if not attributes:
+            raise KnowledgeError("Prior.estimate needs at least one attribute")
         for col in attributes + [sa]:
+            _check_label(col, "a prior attribute" if col is not sa else "sa")
             if col not in frame.columns:
                 raise KnowledgeError(f"column {col!r} is not in the table")
-        if not alpha >= 0:
-            raise KnowledgeError(f"alpha must be >= 0, got {alpha!r}")
+        if not _is_number(alpha) or not alpha >= 0 or not math.isfinite(alpha):
+            raise KnowledgeError(f"alpha must be a finite number >= 0, got {alpha!r}")
+        columns = attributes + [sa]
+        roles = ["prior attribute"] * len(attributes) + ["sensitive"]
+        _check_unique(frame, columns)
+        _check_cells(frame, columns, roles)
+        _check_missing(frame, columns, [f"{r} " for r in roles])
         counts = frame.groupby(attributes, sort=True)[sa].value_counts().unstack(fill_value=0)
         counts = counts[sorted(counts.columns, key=str)].astype(float) + float(alpha)
         table = counts.div(counts.sum(axis=1), axis=0)
@@ -216,6 +296,8 @@ class Prior:
         >>> prior.signature_rows(frame).tolist()      # Male, then three Female
         [0, 1, 1, 1]
         """
+        if not isinstance(rows, pd.DataFrame):
+            raise ReleaseError(f"rows must be a pandas DataFrame, got {type(rows).__name__}")
         for a in self.attributes:
             if a not in rows.columns:
                 raise ReleaseError(
@@ -253,6 +335,10 @@ class Prior:
         >>> wong2010_example()[1].p({"Gender": "Male"}, "Lung Cancer")
         0.1
         """
+        if not isinstance(signature, dict):
+            raise KnowledgeError(
+                f"the signature must be a dict {{attribute: value}}, got {type(signature).__name__}"
+            )
         missing = [a for a in self.attributes if a not in signature]
         if missing:
             raise KnowledgeError(f"the signature needs attribute {missing[0]!r}")
@@ -314,8 +400,12 @@ class _PriorKnowledge:
     """Compiles a prior into ``P(x | signature) == p`` facts of a MaxEntModel."""
 
     def __init__(self, prior: Prior, weight: float | None):
-        if weight is not None and not float(weight) > 0:
-            raise KnowledgeError(f"the prior's weight must be > 0, got {weight!r}")
+        if weight is not None and (
+            not _is_number(weight) or not math.isfinite(weight) or not weight > 0
+        ):
+            raise KnowledgeError(
+                f"the prior's weight must be > 0 and finite (or None), got {weight!r}"
+            )
         self.prior, self.weight = prior, weight
 
     def _maxent_facts_(self, model, name):
@@ -362,10 +452,22 @@ def permanent(matrix) -> float | Fraction:
     >>> permanent([[1, 2], [3, 4]])
     10
     """
-    a = [list(r) for r in matrix]
+    try:
+        a = [list(r) for r in matrix]
+    except TypeError:
+        raise KnowledgeError(
+            f"permanent() needs a square matrix of numbers, got {type(matrix).__name__}"
+        ) from None
     n = len(a)
-    if any(len(r) != n for r in a):
-        raise ValueError("permanent() needs a square matrix")
+    for i, row in enumerate(a):
+        if len(row) != n:
+            raise KnowledgeError(
+                f"permanent() needs a square matrix, got {n} rows and {len(row)} entries in row {i}"
+            )
+    for i, row in enumerate(a):
+        for j, v in enumerate(row):
+            if not _is_number(v) or not math.isfinite(v):
+                raise KnowledgeError(f"permanent(): entry ({i}, {j}) is {v!r}, not a finite number")
     if n == 0:
         return 1
     sums = [0] * n
@@ -633,20 +735,17 @@ def exact_posterior(
         raise ReleaseError(f"a group must be a pandas DataFrame, got {type(group).__name__}")
     if not isinstance(prior, Prior):
         raise KnowledgeError(f"exact_posterior needs a Prior, got {type(prior).__name__}")
-    if method not in ("auto", "exact", "monte carlo"):
-        raise ValueError(f"method must be 'auto', 'exact' or 'monte carlo', got {method!r}")
-    if prior.sa not in group.columns:
-        raise ReleaseError(f"sensitive column {prior.sa!r} of the prior is not in the group")
-    if len(group) == 0:
-        raise ReleaseError("the group has no rows")
-    if group[prior.sa].isna().any():
-        raise ReleaseError(f"sensitive column {prior.sa!r} has a missing value in the group")
+    if not isinstance(method, str) or method not in ("auto", "exact", "monte carlo"):
+        raise ReleaseError(f"method must be 'auto', 'exact' or 'monte carlo', got {method!r}")
+    samples = _check_int(samples, "samples", 1)
+    max_states = _check_int(max_states, "max_states", 0)
+    _check_group(group, [prior], "exact_posterior")
     counts = group[prior.sa].value_counts(sort=False)
     values = sorted(counts.index.tolist(), key=str)
     f = counts.reindex(values).to_numpy(dtype=np.int64)
     exact = bool(fractions or (fractions is None and prior.exact))
     if exact and method == "monte carlo":
-        raise ValueError("fractions=True needs an exact method")
+        raise ReleaseError("fractions=True needs an exact method")
     w = prior.weights(group, values, fractions=exact)
     if method == "exact" or (method == "auto" and _states(w, f) <= max_states):
         probs = _exact_probs(w, f, exact, max_states)
@@ -696,7 +795,7 @@ def delta_ceil(N: int, r, f_max):
         raise ReleaseError(f"the group size N must be a positive integer, got {N!r}")
     if N < r:
         raise ReleaseError(f"group size N={N} is below r={r} (Definition 7 needs N >= r)")
-    if isinstance(f_max, bool) or not 0 <= f_max <= 1:
+    if not _is_number(f_max) or not 0 <= f_max <= 1:
         raise KnowledgeError(f"f_max must be a probability in [0, 1], got {f_max!r}")
     if f_max == 1:
         return f_max * 0
@@ -715,7 +814,11 @@ def _ceil_array(n, r, f) -> np.ndarray:
 
 
 def _priors(prior) -> list[Prior]:
-    priors = [prior] if isinstance(prior, Prior) else list(prior)
+    if isinstance(prior, Prior):
+        return [prior]
+    if isinstance(prior, (str, dict, pd.DataFrame)) or not hasattr(prior, "__iter__"):
+        raise KnowledgeError(f"prior must be a Prior or a list of Priors, got {prior!r:.40}")
+    priors = list(prior)
     if not priors or not all(isinstance(p, Prior) for p in priors):
         raise KnowledgeError("prior must be a Prior or a list of Priors")
     return priors
@@ -728,7 +831,14 @@ def delta_max(group: pd.DataFrame, prior: Prior, x):
     >>> round(delta_max(frame[frame["GID"] == "L1"], prior, "Lung Cancer"), 4)
     0.097
     """
-    if prior.sa in group.columns and x not in set(group[prior.sa]):
+    if not isinstance(prior, Prior):
+        raise KnowledgeError(f"delta_max needs a Prior, got {type(prior).__name__}")
+    _check_group(group, [prior], "delta_max")
+    try:
+        hash(x)
+    except TypeError:
+        raise KnowledgeError(f"x must be one sensitive value, got {type(x).__name__}") from None
+    if x not in set(group[prior.sa]):
         raise ReleaseError(f"value {x!r} does not occur in the group")
     f = prior.weights(group, [x])[:, 0]
     return _scalar(max(f) - min(f))
@@ -740,6 +850,8 @@ def delta_report(group: pd.DataFrame, prior, r) -> pd.DataFrame:
 
     A value passes when it occurs once (m-uniqueness), ``N >= r`` and
     ``Delta_max <= Delta_ceil(N, r, f_max)``; ``delta_ceil`` is NaN when ``N < r``.
+    A group without rows is not an A-group (Definition 5: N tuples, Definition 7: N >= r):
+    ReleaseError, as for a missing sensitive value in it.
 
     >>> frame, prior = wong2010_example()
     >>> delta_report(frame[frame["GID"] == "L1"], prior, 2)["ok"].tolist()
@@ -747,11 +859,10 @@ def delta_report(group: pd.DataFrame, prior, r) -> pd.DataFrame:
     """
     _check_r(r)
     priors = _priors(prior)
+    _check_group(group, priors, "delta_report")
     n = len(group)
     rows = []
     for pr in priors:
-        if pr.sa not in group.columns:
-            raise ReleaseError(f"sensitive column {pr.sa!r} of the prior is not in the group")
         counts = group[pr.sa].value_counts(sort=False)
         values = sorted(counts.index.tolist(), key=str)
         w = pr.weights(group, values)
@@ -768,6 +879,7 @@ def delta_report(group: pd.DataFrame, prior, r) -> pd.DataFrame:
 def satisfies_delta_bound(group: pd.DataFrame, prior, r) -> bool:
     """Whether the group meets the Delta bounding condition for every attribute set of
     ``prior`` (a Prior or a list): m-unique, ``N >= r`` and Corollary 1 for each value.
+    An empty group is a ReleaseError (it has no tuple to bound), not a vacuous True.
 
     >>> frame, prior = wong2010_example()
     >>> satisfies_delta_bound(frame[frame["GID"] == "L1"], prior, 1.5)   # Alan vs Betty
@@ -852,9 +964,19 @@ def robustness_table(
     ({'L1': False, 'L2': True}, {'L1': 0.9736, 'L2': 0.5})
     """
     if not isinstance(release, Bucketized):
-        raise ReleaseError(f"robustness_table needs a Bucketized release, got {release!r}")
+        raise ReleaseError(
+            f"robustness_table needs a Bucketized release, got {type(release).__name__}"
+        )
     _check_r(r)
     priors = _priors(prior)
+    for pr in priors:
+        if pr.sa != release.sa:
+            raise KnowledgeError(
+                f"a prior speaks of {pr.sa!r}, the release's sensitive column is {release.sa!r}"
+            )
+    if sample is not None:
+        sample = _check_int(sample, "sample", 1)
+    max_states = _check_int(max_states, "max_states", 0)
     frame = release.frame
     ids = sorted(frame[release.group].unique().tolist(), key=str)
     if sample is not None and sample < len(ids):
@@ -961,8 +1083,9 @@ def robust_anonymize(
     """
     _check_r(r)
     qi = check_input_table(frame, qi, sa, group, None, "robust_anonymize")
-    if frame[sa].isna().any():
-        raise ReleaseError(f"sensitive column {sa!r} has a missing value; drop such rows first")
+    if len(frame) == 0:
+        raise ReleaseError("robust_anonymize: the table has no rows")
+    max_states = _check_int(max_states, "max_states", 0)
     priors = _priors(prior)
     for pr in priors:
         if pr.sa != sa:
@@ -1160,13 +1283,17 @@ def query_error(
     True
     """
     if not isinstance(release, Bucketized):
-        raise ReleaseError(f"query_error needs a Bucketized release, got {release!r}")
-    if not 0 < selectivity <= 1:
-        raise ValueError(f"selectivity must be in (0, 1], got {selectivity!r}")
+        raise ReleaseError(f"query_error needs a Bucketized release, got {type(release).__name__}")
+    queries = _check_int(queries, "queries", 1)
+    if not _is_number(selectivity) or not 0 < selectivity <= 1:
+        raise ReleaseError(f"selectivity must be a number in (0, 1], got {selectivity!r}")
     frame = release.frame
-    qd = min(3, len(release.qi)) if qd is None else int(qd)
+    if qd is None:
+        qd = min(3, len(release.qi))
+    elif isinstance(qd, bool) or not isinstance(qd, (int, np.integer)):
+        raise ReleaseError(f"qd must be an integer between 1 and {len(release.qi)}, got {qd!r}")
     if not 1 <= qd <= len(release.qi):
-        raise ValueError(f"qd must be between 1 and {len(release.qi)}, got {qd!r}")
+        raise ReleaseError(f"qd must be an integer between 1 and {len(release.qi)}, got {qd!r}")
     rng = np.random.default_rng(seed)
     cols = release.qi + [release.sa]
     codes, sizes, numeric = {}, {}, {}
@@ -1178,7 +1305,7 @@ def query_error(
     n_g = np.bincount(gid).astype(float)
     share = selectivity ** (1 / (qd + 1))
     errors = []
-    for _ in range(int(queries)):
+    for _ in range(queries):
         attrs = [release.qi[i] for i in rng.choice(len(release.qi), size=qd, replace=False)]
         hit = {}
         for c in attrs + [release.sa]:
@@ -1242,9 +1369,12 @@ def compare_posteriors(
     from .model import MaxEntModel
 
     if not isinstance(release, Bucketized):
-        raise ReleaseError(f"compare_posteriors needs a Bucketized release, got {release!r}")
+        raise ReleaseError(
+            f"compare_posteriors needs a Bucketized release, got {type(release).__name__}"
+        )
     if not isinstance(prior, Prior):
         raise KnowledgeError(f"compare_posteriors needs a Prior, got {type(prior).__name__}")
+    max_states = _check_int(max_states, "max_states", 0)
     model = MaxEntModel(release)
     model.add(prior.knowledge(weight))
     post = model.solve(solver=solver).posterior(by="group")
