@@ -22,15 +22,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .data import (
-    Bucketized,
-    _check_cells,
-    _check_frame,
-    _check_missing,
-    _check_unique,
-    _Release,
-    check_input_table,
-)
+from .checks import check_cells, check_frame, check_missing, check_unique
+from .data import Bucketized, ReleaseBase, check_input_table
 from .errors import ReleaseError
 
 __all__ = ["anatomize", "check_l_diversity"]
@@ -295,15 +288,15 @@ def history_guided(
     if previous.person is None:
         raise ReleaseError("history-guided re-publishing needs person ids in the old release")
     pid, qi, sa, grp = previous.person, list(previous.qi), previous.sa, previous.group
-    _check_frame(frame, "history_guided")
+    check_frame(frame, "history_guided")
     for col in qi + [sa, pid]:
         if col not in frame.columns:
             raise ReleaseError(f"column {col!r} of the old release is not in the new table")
     columns = qi + [sa, pid]
     roles = ["quasi-identifier"] * len(qi) + ["sensitive", "person"]
-    _check_unique(frame, columns)
-    _check_cells(frame, columns, roles)
-    _check_missing(frame, columns, [f"{r} " for r in roles])
+    check_unique(frame, columns)
+    check_cells(frame, columns, roles)
+    check_missing(frame, columns, [f"{r} " for r in roles])
     rng = _rng(seed)
     old = previous.frame
     new_ids = pd.Index(frame[pid])
@@ -369,7 +362,7 @@ def check_l_diversity(release: Bucketized, l: int, nonsensitive: Iterable = ()) 
     [False, True, True]
     """
     l = _check_l(l)  # noqa: E741
-    if not isinstance(release, _Release):
+    if not isinstance(release, ReleaseBase):
         raise ReleaseError(
             f"check_l_diversity needs a Bucketized or Generalized release, got "
             f"{type(release).__name__}"

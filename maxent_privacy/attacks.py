@@ -36,7 +36,6 @@ forced).
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections import Counter, defaultdict, deque
 from collections.abc import Sequence
@@ -45,6 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from .checks import check_k, resolve_c
 from .errors import ReleaseError
 from .generalized import Generalized
 
@@ -63,27 +63,6 @@ _EPS = 1e-12
 
 
 # -- (k, c)-anonymity -------------------------------------------------------------------
-
-
-def _check_k(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ReleaseError(f"k must be an integer of at least 1, got {k!r}")
-    return int(k)
-
-
-def _resolve_c(c) -> float:
-    """Definition 1's confidence bound: ``c`` in (0, 1]; a ``c`` above 1 is l, bound 1/l."""
-    if (
-        isinstance(c, bool)
-        or not isinstance(c, (int, float, np.integer, np.floating))
-        or not math.isfinite(c)
-        or c <= 0
-    ):
-        raise ReleaseError(
-            f"c must be a number in (0, 1] (a confidence bound) or above 1 (read as l, "
-            f"for the bound 1/l), got {c!r}"
-        )
-    return float(c) if c <= 1 else 1.0 / float(c)
 
 
 def _violation(counts: Counter | dict, size: int, k: int, c: float) -> str:
@@ -110,8 +89,8 @@ def kc_violations(release, k: int, c: float) -> pd.DataFrame:
     0      2  fewer than k=3 records
     1      3  fewer than k=3 records
     """
-    k = _check_k(k)
-    c = _resolve_c(c)
+    k = check_k(k)
+    c = resolve_c(c)
     rows = []
     frame = release.frame
     for g, part in frame.groupby(release.group, sort=True):
@@ -174,7 +153,7 @@ class _Release:
                 f"release {index} is a {type(release).__name__}, not a Generalized release"
             )
         idc = _id_column(population, release.qi, id_column)
-        ids, types, row_type, person_pos, type_no = release._match(population, idc)
+        ids, types, row_type, person_pos, type_no = release.match(population, idc)
         n = release.n_records
         if len(ids) != n:
             raise ReleaseError(
@@ -546,7 +525,7 @@ def intersection(
     candidates        (Alzheimer,)
     Name: 0, dtype: object
     """
-    c = None if c is None else _resolve_c(c)
+    c = None if c is None else resolve_c(c)
     knowledge = _Knowledge()
     for rel in _releases(releases, populations, id_column):
         knowledge.add(rel)
@@ -728,8 +707,8 @@ def difference(
     >>> found.loc[0, ["person", "classes", "against_classes", "candidates"]].tolist()
     ['Alice', (1,), (1,), ('Cancer',)]
     """
-    k = _check_k(k)
-    c = _resolve_c(c)
+    k = check_k(k)
+    c = resolve_c(c)
     if isinstance(max_sets, bool) or not isinstance(max_sets, (int, np.integer)) or max_sets < 1:
         raise ReleaseError(f"max_sets must be a positive integer, got {max_sets!r}")
     rels = _releases(releases, populations, id_column)
@@ -949,7 +928,7 @@ def record_tracing(
     1   3   Diabetes  (Eve,)
     """
     if k is not None:
-        k = _check_k(k)
+        k = check_k(k)
     rels = _releases(releases, populations, id_column)
     rows: list[dict] = []
     for a in range(len(rels)):
@@ -1104,8 +1083,8 @@ class History:
         id_column: str | None = None,
         max_sets: int = 10_000,
     ):
-        self.k = _check_k(k)
-        self.c = _resolve_c(c)
+        self.k = check_k(k)
+        self.c = resolve_c(c)
         self.id_column = id_column
         self.max_sets = int(max_sets)
         self._rels: list[_Release] = []

@@ -22,6 +22,17 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .checks import (
+    check_cells,
+    check_columns,
+    check_frame,
+    check_label,
+    check_missing,
+    check_roles,
+    check_unique,
+    qi_list,
+    shorten,
+)
 from .errors import ReleaseError
 
 __all__ = ["Bucketized", "check_input_table", "check_same_schema", "validate_release"]
@@ -29,140 +40,6 @@ __all__ = ["Bucketized", "check_input_table", "check_same_schema", "validate_rel
 # cells of these types are collections, not values: a QI, sensitive, group or person cell
 # holding one is an error (unhashable ones crash pandas; hashable ones such as tuples
 # cannot be named in a fact, which reads a tuple as a list of values)
-_COLLECTIONS = (list, tuple, set, frozenset, dict, np.ndarray, pd.Series, pd.DataFrame, pd.Index)
-
-
-def _shorten(value, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _check_columns(frame: pd.DataFrame, columns: Sequence[str], role: str) -> None:
-    for col in columns:
-        if col not in frame.columns:
-            have = ", ".join(map(str, frame.columns))
-            raise ReleaseError(f"{role} column {col!r} is not in the table (columns: {have})")
-
-
-def _check_label(label, what: str) -> None:
-    """A column name given as an argument: one hashable label, not a collection."""
-    bad = isinstance(label, _COLLECTIONS)
-    if not bad:
-        try:
-            hash(label)
-        except TypeError:
-            bad = True
-    if bad:
-        raise ReleaseError(
-            f"{what} must be one column name, got {type(label).__name__} {_shorten(label)}"
-        )
-
-
-def _qi_list(qi, prefix: str = "") -> list:
-    """The ``qi`` argument as a list of column names (one-line ReleaseError otherwise)."""
-    if isinstance(qi, str):
-        return [qi]
-    if qi is None or isinstance(qi, (dict, pd.DataFrame)) or not hasattr(qi, "__iter__"):
-        raise ReleaseError(
-            f"{prefix}qi must be a column name or a list of column names, got "
-            f"{type(qi).__name__} {_shorten(qi)}"
-        )
-    qi = list(qi)
-    for j, col in enumerate(qi, start=1):
-        _check_label(col, f"{prefix}quasi-identifier {j} of qi=[...]")
-    return qi
-
-
-def _check_frame(frame, who: str) -> None:
-    """A DataFrame with flat column labels."""
-    if not isinstance(frame, pd.DataFrame):
-        raise ReleaseError(f"{who} needs a pandas DataFrame, got {type(frame).__name__}")
-    if isinstance(frame.columns, pd.MultiIndex):
-        shown = ", ".join(map(str, frame.columns[:3]))
-        raise ReleaseError(
-            f"{who} needs one name per column, the table has MultiIndex columns ({shown}, ...); "
-            "flatten them first"
-        )
-
-
-def _check_unique(frame: pd.DataFrame, columns: Sequence) -> None:
-    """Each of ``columns`` names exactly one column of ``frame``."""
-    if frame.columns.is_unique:
-        return
-    for col in columns:
-        n = int((frame.columns == col).sum())
-        if n > 1:
-            raise ReleaseError(
-                f"column {col!r} occurs {n} times in the table; column names must be unique "
-                "(rename or drop the copies)"
-            )
-
-
-def _first_bad_cell(values: np.ndarray) -> int | None:
-    """Position of the first cell that is not a hashable scalar (None: all are)."""
-
-    def bad(v) -> bool:
-        if isinstance(v, _COLLECTIONS):
-            return True
-        try:
-            hash(v)
-        except TypeError:
-            return True
-        return False
-
-    try:
-        uniques = pd.unique(values)  # hashes in C: the common, all-scalar case is fast
-    except TypeError:
-        pass
-    else:
-        if not any(bad(v) for v in uniques):
-            return None
-    return next(i for i, v in enumerate(values) if bad(v))
-
-
-def _check_cells(frame: pd.DataFrame, columns: Sequence, roles: Sequence[str]) -> None:
-    """Every cell of ``columns`` (unique labels) is a hashable scalar: str, number, ..."""
-    for col, role in zip(columns, roles, strict=True):
-        series = frame[col]
-        if isinstance(series.dtype, pd.CategoricalDtype):
-            values = np.asarray(series.cat.categories, dtype=object)
-            pos = _first_bad_cell(values)
-            if pos is not None:
-                pos = int(np.argmax(series.cat.codes.to_numpy() == pos))
-        elif series.dtype == object:
-            pos = _first_bad_cell(series.to_numpy())
-        else:
-            continue
-        if pos is not None:
-            row = frame.index[pos]
-            row = row.item() if hasattr(row, "item") else row
-            value = series.iloc[pos]
-            raise ReleaseError(
-                f"{role} column {col!r} holds {_shorten(value)} (a {type(value).__name__}) "
-                f"in row {row!r}; cells must be single values (text, numbers, ...)"
-            )
-
-
-def _check_missing(frame: pd.DataFrame, columns: Sequence, prefix: Sequence[str]) -> None:
-    for col, role in zip(columns, prefix, strict=True):
-        missing = frame[col].isna().to_numpy()
-        if missing.any():
-            row = frame.index[np.argmax(missing)]
-            row = row.item() if hasattr(row, "item") else row
-            raise ReleaseError(
-                f"{role}column {col!r} has a missing value (row {row!r}); "
-                "drop or fill such rows first"
-            )
-
-
-def _check_roles(columns: Sequence) -> None:
-    seen: set = set()
-    for col in columns:
-        if col in seen:
-            raise ReleaseError(
-                f"column {col!r} is given more than one role (qi, sa, group, person)"
-            )
-        seen.add(col)
 
 
 def check_input_table(frame, qi, sa: str, group: str, person: str | None, who: str) -> list:
@@ -173,30 +50,30 @@ def check_input_table(frame, qi, sa: str, group: str, person: str | None, who: s
     name already used by another role, a cell that is not a single value (a list, ...)
     or is missing in a QI, sensitive or person column.
     """
-    _check_frame(frame, who)
-    qi = _qi_list(qi, f"{who}: ")
+    check_frame(frame, who)
+    qi = qi_list(qi, f"{who}: ")
     if not qi:
         raise ReleaseError(f"{who} needs at least one quasi-identifier column (qi=[...])")
-    _check_label(sa, f"{who}: sa")
-    _check_label(group, f"{who}: group")
+    check_label(sa, f"{who}: sa")
+    check_label(group, f"{who}: group")
     if person is not None:
-        _check_label(person, f"{who}: person")
-    _check_columns(frame, qi, "quasi-identifier")
-    _check_columns(frame, [sa], "sensitive")
+        check_label(person, f"{who}: person")
+    check_columns(frame, qi, "quasi-identifier")
+    check_columns(frame, [sa], "sensitive")
     if person is not None:
-        _check_columns(frame, [person], "person")
+        check_columns(frame, [person], "person")
     if group in qi or group == sa or group == person:
         raise ReleaseError(
             f"group column name {group!r} is already used by another role; "
             "pass another name with group=..."
         )
     columns = qi + [sa] + ([person] if person is not None else [])
-    _check_roles(columns)
+    check_roles(columns)
     roles = ["quasi-identifier"] * len(qi) + ["sensitive"]
     roles += ["person"] if person is not None else []
-    _check_unique(frame, columns)
-    _check_cells(frame, columns, roles)
-    _check_missing(frame, columns, [f"{r} " for r in roles])
+    check_unique(frame, columns)
+    check_cells(frame, columns, roles)
+    check_missing(frame, columns, [f"{r} " for r in roles])
     return qi
 
 
@@ -209,29 +86,29 @@ def validate_release(frame, qi, sa: str, group: str, person: str | None):
     tuple, array: unhashable, or not nameable in a fact), missing values, duplicate
     person ids. Other columns are dropped unchecked.
     """
-    _check_frame(frame, "a release")
-    qi = _qi_list(qi)
+    check_frame(frame, "a release")
+    qi = qi_list(qi)
     if not qi:
         raise ReleaseError("a release needs at least one quasi-identifier column (qi=[...])")
-    _check_label(sa, "sa")
-    _check_label(group, "group")
+    check_label(sa, "sa")
+    check_label(group, "group")
     if person is not None:
-        _check_label(person, "person")
-    _check_columns(frame, qi, "quasi-identifier")
-    _check_columns(frame, [sa], "sensitive")
-    _check_columns(frame, [group], "group")
+        check_label(person, "person")
+    check_columns(frame, qi, "quasi-identifier")
+    check_columns(frame, [sa], "sensitive")
+    check_columns(frame, [group], "group")
     if person is not None:
-        _check_columns(frame, [person], "person")
+        check_columns(frame, [person], "person")
     roles = qi + [sa, group] + ([person] if person is not None else [])
-    _check_roles(roles)
-    _check_unique(frame, roles)
+    check_roles(roles)
+    check_unique(frame, roles)
     if len(frame) == 0:
         raise ReleaseError("the release has no rows")
     role_names = ["quasi-identifier"] * len(qi) + ["sensitive", "group"]
     role_names += ["person"] if person is not None else []
-    _check_cells(frame, roles, role_names)
+    check_cells(frame, roles, role_names)
     data = frame[roles].copy()
-    _check_missing(data, roles, [""] * len(roles))
+    check_missing(data, roles, [""] * len(roles))
     if person is not None and data[person].duplicated().any():
         dup = data.loc[data[person].duplicated(), person].tolist()[0]
         raise ReleaseError(f"person id {dup!r} occurs in more than one row of column {person!r}")
@@ -278,7 +155,7 @@ def check_same_schema(releases) -> None:
     maxent_privacy.errors.ReleaseError: release 2 has other quasi-identifiers than release 1: \
 it lacks 'zip' and has 'zip5' in addition (release 1: zip; release 2: zip5)
     """
-    if isinstance(releases, _Release):
+    if isinstance(releases, ReleaseBase):
         releases = [releases]
     elif isinstance(releases, (str, dict, pd.DataFrame)) or not hasattr(releases, "__iter__"):
         raise ReleaseError(
@@ -289,7 +166,7 @@ it lacks 'zip' and has 'zip5' in addition (release 1: zip; release 2: zip5)
     if not releases:
         raise ReleaseError("there is no release to pool (an empty list)")
     for r, rel in enumerate(releases, start=1):
-        if not isinstance(rel, _Release):
+        if not isinstance(rel, ReleaseBase):
             raise ReleaseError(
                 f"release {r} is a {type(rel).__name__}, not a Bucketized or Generalized release"
             )
@@ -345,12 +222,12 @@ def _same_kind(columns, what: str) -> None:
         elif kind != seen[1]:
             r0, kind0, example0 = seen
             raise ReleaseError(
-                f"release {r}: {what} holds {kind} (e.g. {_shorten(example)}), in release "
-                f"{r0} it holds {kind0} (e.g. {_shorten(example0)}); convert one of them"
+                f"release {r}: {what} holds {kind} (e.g. {shorten(example)}), in release "
+                f"{r0} it holds {kind0} (e.g. {shorten(example0)}); convert one of them"
             )
 
 
-class _Release:
+class ReleaseBase:
     """Sizes shared by every kind of release (``frame``, ``group`` and ``sa`` set)."""
 
     @property
@@ -369,7 +246,7 @@ class _Release:
         return sorted(self.frame[self.sa].unique().tolist(), key=str)
 
 
-class Bucketized(_Release):
+class Bucketized(ReleaseBase):
     """One bucketized release, one row per record.
 
     Parameters

@@ -41,16 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .data import (
-    _check_cells,
-    _check_columns,
-    _check_frame,
-    _check_label,
-    _check_unique,
-    _Release,
-    _shorten,
-    validate_release,
-)
+from .checks import check_cells, check_columns, check_frame, check_label, check_unique, shorten
+from .data import ReleaseBase, validate_release
 from .errors import ReleaseError
 
 __all__ = ["Cell", "Generalized", "covers", "parse_cell"]
@@ -149,34 +141,34 @@ lower bound 25 is above upper bound 21
         m = _INTERVAL.match(text)
         if not m:
             raise ReleaseError(
-                f"{_where(column)} a malformed interval {_shorten(cell, 60)}: "
+                f"{_where(column)} a malformed interval {shorten(cell, 60)}: "
                 "expected [lo-hi] with numbers lo <= hi"
             )
         lo, hi = float(m.group(1)), float(m.group(2))
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ReleaseError(
-                f"{_where(column)} an interval with an infinite bound {_shorten(cell, 60)}"
+                f"{_where(column)} an interval with an infinite bound {shorten(cell, 60)}"
             )
         if lo > hi:
             raise ReleaseError(
-                f"{_where(column)} an empty interval {_shorten(cell, 60)}: "
+                f"{_where(column)} an empty interval {shorten(cell, 60)}: "
                 f"lower bound {lo:g} is above upper bound {hi:g}"
             )
         return Cell("interval", cell, lo=lo, hi=hi)
     if text.startswith("{") or text.endswith("}"):
         if not (text.startswith("{") and text.endswith("}")):
             raise ReleaseError(
-                f"{_where(column)} a malformed set {_shorten(cell, 60)}: expected {{a, b, ...}}"
+                f"{_where(column)} a malformed set {shorten(cell, 60)}: expected {{a, b, ...}}"
             )
         parts = [p.strip() for p in text[1:-1].split(",")]
         if any(not p for p in parts):
             raise ReleaseError(
-                f"{_where(column)} a set with an empty member {_shorten(cell, 60)}: "
+                f"{_where(column)} a set with an empty member {shorten(cell, 60)}: "
                 "expected {a, b, ...} with non-empty members"
             )
         return Cell("set", cell, values=tuple(sorted(set(parts))))
     if not text:
-        raise ReleaseError(f"{_where(column)} an empty generalized value {_shorten(cell, 60)}")
+        raise ReleaseError(f"{_where(column)} an empty generalized value {shorten(cell, 60)}")
     return Cell("exact", cell, values=(text,))
 
 
@@ -219,7 +211,7 @@ def _value_arrays(uniques: Sequence) -> tuple[np.ndarray, np.ndarray]:
     return strings, numbers
 
 
-class Generalized(_Release):
+class Generalized(ReleaseBase):
     """One generalized release, one row per record.
 
     Parameters
@@ -309,7 +301,7 @@ class Generalized(_Release):
             self._type_cache = (list(index), row_type)
         return self._type_cache
 
-    def _match(
+    def match(
         self, population: pd.DataFrame, id_column: str
     ) -> tuple[np.ndarray, list[tuple], np.ndarray, np.ndarray, np.ndarray]:
         """Match a population against the row types.
@@ -374,7 +366,7 @@ class Generalized(_Release):
         The work is vectorized: one boolean mask per distinct cell over the distinct
         values of its column, then per distinct row (group and cells) an index join.
         """
-        ids, types, _, person_pos, type_no = self._match(population, id_column)
+        ids, types, _, person_pos, type_no = self.match(population, id_column)
         group_codes, group_labels = pd.factorize(
             pd.Series([key[0] for key in types], dtype=self.frame[self.group].dtype), sort=False
         )
@@ -398,12 +390,12 @@ class Generalized(_Release):
 
 def _check_population(population: pd.DataFrame, qi: Sequence[str], id_column: str) -> np.ndarray:
     """Validate a population table; return its person ids as an object array."""
-    _check_frame(population, "a population")
-    _check_label(id_column, "id_column")
-    _check_columns(population, [id_column], "person id")
-    _check_columns(population, list(qi), "quasi-identifier")
-    _check_unique(population, [id_column, *qi])
-    _check_cells(
+    check_frame(population, "a population")
+    check_label(id_column, "id_column")
+    check_columns(population, [id_column], "person id")
+    check_columns(population, list(qi), "quasi-identifier")
+    check_unique(population, [id_column, *qi])
+    check_cells(
         population,
         [id_column, *qi],
         ["population person id"] + ["population quasi-identifier"] * len(qi),

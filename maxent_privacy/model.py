@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .data import Bucketized
+from .data import Bucketized, check_same_schema
 from .errors import KnowledgeError, ReleaseError
 from .facts import (
     Fact,
@@ -643,6 +643,8 @@ def _check_releases(release, populations) -> tuple[list, list]:
                 f"MaxEntModel needs Bucketized or Generalized releases; release {r} is a "
                 f"{type(rel).__name__}"
             )
+    if len(releases) > 1:
+        check_same_schema(releases)
     if populations is None:
         populations = [None] * len(releases)
     elif isinstance(populations, pd.DataFrame):

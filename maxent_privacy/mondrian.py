@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .attacks import _check_k, _resolve_c
+from .checks import check_k, resolve_c
 from .data import check_input_table
 from .errors import ReleaseError
 from .generalized import Generalized
@@ -97,8 +97,8 @@ def mondrian(
     The whole table must itself satisfy k and c, else ``ReleaseError`` names the value.
     """
     qi = check_input_table(frame, qi, sa, group, person, "mondrian")
-    k = _check_k(k)
-    c = _resolve_c(c)
+    k = check_k(k)
+    c = resolve_c(c)
     n = len(frame)
     if n == 0:
         raise ReleaseError("the table has no rows")

@@ -1234,29 +1234,6 @@ def _spans(spans, n: int) -> tuple:
     return tuple(spans) if spans and len(spans) == n else (None,) * n
 
 
-def _snapshot(model) -> dict:
-    """The model's state before ``model.person`` rebuilds it (restored on failure).
-
-    ``person`` replaces the model's arrays and variable, appends to its lists and rewrites
-    every fact's rows in place, so lists and dicts are copied and the facts too.
-    """
-    import copy
-
-    state = {}
-    for key, value in vars(model).items():
-        if key == "facts":
-            value = [copy.copy(f) for f in value]
-        elif isinstance(value, (list, dict, set)):
-            value = copy.copy(value)
-        state[key] = value
-    return state
-
-
-def _restore(model, state: dict) -> None:
-    vars(model).clear()
-    vars(model).update(state)
-
-
 def apply_knowledge(model, statements) -> list[str]:
     """Add parsed statements to a model; return the names of the facts added, in order.
 
@@ -1276,23 +1253,15 @@ def apply_knowledge(model, statements) -> list[str]:
                 "apply_knowledge() needs Statements (from parse_knowledge), "
                 f"got {type(st).__name__}"
             )
-    # model.person() rebuilds the model, which model.remove() cannot undo
-    state = _snapshot(model) if any(st.kind == "person" for st in statements) else None
     persons: dict = {}
     added: list[str] = []
-    try:
+    with model.transaction():  # all or nothing, persons singled out included
         for st in statements:
             compiler = _Compiler(model, st, persons)
             try:
                 if st.kind == "person":
                     kwargs = compiler.check_conditions(st.conditions)
-                    make = getattr(model, "person", None)
-                    if make is None:
-                        raise compiler.error(
-                            "person statements need MaxEntModel.person(), which this version "
-                            "does not have"
-                        )
-                    persons[st.person] = make(st.person, **kwargs)
+                    persons[st.person] = model.person(st.person, **kwargs)
                     continue
                 obj = compiler.fact()
                 before = {f.name for f in model.facts}
@@ -1302,13 +1271,4 @@ def apply_knowledge(model, statements) -> list[str]:
                 raise
             except (MaxEntError, ValueError, TypeError, cp.error.DCPError) as exc:
                 raise compiler.error(str(exc)) from exc
-    except BaseException:
-        if state is not None and persons:
-            _restore(model, state)
-        else:
-            present = {f.name for f in model.facts}
-            for name in reversed(added):
-                if name in present:
-                    model.remove(name)
-        raise
     return added

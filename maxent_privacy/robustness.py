@@ -41,15 +41,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from .data import (
-    Bucketized,
-    _check_cells,
-    _check_frame,
-    _check_label,
-    _check_missing,
-    _check_unique,
-    check_input_table,
-)
+from .checks import check_cells, check_frame, check_label, check_missing, check_unique
+from .data import Bucketized, check_input_table
 from .errors import KnowledgeError, ReleaseError
 
 __all__ = [
@@ -103,7 +96,7 @@ def _check_group(group, priors, who: str) -> None:
     sensitive and (present) prior attribute columns named once, single-valued, filled."""
     if not isinstance(group, pd.DataFrame):
         raise ReleaseError(f"{who}: a group must be a pandas DataFrame, got {type(group).__name__}")
-    _check_frame(group, f"{who}: a group")
+    check_frame(group, f"{who}: a group")
     if len(group) == 0:
         raise ReleaseError(f"{who}: the group has no rows (an A-group holds at least one tuple)")
     columns: list = []
@@ -113,12 +106,12 @@ def _check_group(group, priors, who: str) -> None:
         for col in [pr.sa, *pr.attributes]:
             if col in group.columns and col not in columns:
                 columns.append(col)
-    _check_unique(group, columns)
+    check_unique(group, columns)
     roles = [
         "sensitive" if col in {pr.sa for pr in priors} else "prior attribute" for col in columns
     ]
-    _check_cells(group, columns, roles)
-    _check_missing(group, columns, [f"{r} " for r in roles])
+    check_cells(group, columns, roles)
+    check_missing(group, columns, [f"{r} " for r in roles])
 
 
 def _check_r(r) -> None:
@@ -164,7 +157,7 @@ class Prior:
         if not isinstance(table, pd.DataFrame):
             raise KnowledgeError(f"a prior needs a pandas DataFrame, got {type(table).__name__}")
         try:
-            _check_label(sa, "the prior's sa")
+            check_label(sa, "the prior's sa")
         except ReleaseError as e:
             raise KnowledgeError(str(e)) from None
         names = list(table.index.names)
@@ -248,7 +241,7 @@ class Prior:
         >>> Prior.estimate(frame, ["sex"], "disease").table.to_dict("index")
         {'F': {'Flu': 1.0, 'HIV': 0.0}, 'M': {'Flu': 0.5, 'HIV': 0.5}}
         """
-        _check_frame(frame, "Prior.estimate")
+        check_frame(frame, "Prior.estimate")
         if isinstance(attributes, str):
             attributes = [attributes]
         if attributes is None or not hasattr(attributes, "__iter__"):
@@ -257,16 +250,16 @@ class Prior:
         if not attributes:
             raise KnowledgeError("Prior.estimate needs at least one attribute")
         for col in attributes + [sa]:
-            _check_label(col, "a prior attribute" if col is not sa else "sa")
+            check_label(col, "a prior attribute" if col is not sa else "sa")
             if col not in frame.columns:
                 raise KnowledgeError(f"column {col!r} is not in the table")
         if not _is_number(alpha) or not alpha >= 0 or not math.isfinite(alpha):
             raise KnowledgeError(f"alpha must be a finite number >= 0, got {alpha!r}")
         columns = attributes + [sa]
         roles = ["prior attribute"] * len(attributes) + ["sensitive"]
-        _check_unique(frame, columns)
-        _check_cells(frame, columns, roles)
-        _check_missing(frame, columns, [f"{r} " for r in roles])
+        check_unique(frame, columns)
+        check_cells(frame, columns, roles)
+        check_missing(frame, columns, [f"{r} " for r in roles])
         counts = frame.groupby(attributes, sort=True)[sa].value_counts().unstack(fill_value=0)
         counts = counts[sorted(counts.columns, key=str)].astype(float) + float(alpha)
         table = counts.div(counts.sum(axis=1), axis=0)

@@ -367,10 +367,7 @@ def test_same_schema_not_releases(wang, releases, culprit):
     clear(e, culprit)
 
 
-# Through the model: MaxEntModel([r1, r2]) must call check_same_schema before it reads a
-# table (issue 12); until model.py does, pandas raises KeyError first, hence the xfail.
-# Remove the marker once MaxEntModel.__init__ calls check_same_schema.
-@pytest.mark.xfail(reason="MaxEntModel does not call check_same_schema yet", strict=False)
+# Through the model: MaxEntModel([r1, r2]) calls check_same_schema before it reads a table.
 @pytest.mark.parametrize(
     "qi, rename",
     [(["gender"], {}), (["gender", "zipcode"], {"zip": "zipcode"})],
@@ -382,7 +379,6 @@ def test_model_compares_schemas_first(wang, qi, rename):
     clear(e, "release 2", "'zip'")
 
 
-@pytest.mark.xfail(reason="MaxEntModel does not call check_same_schema yet", strict=False)
 def test_model_refuses_text_ids_against_numbers(wang):
     # today the two releases become 25 people instead of 15, silently
     d1, d2, release = wang
