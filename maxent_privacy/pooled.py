@@ -141,12 +141,16 @@ def build_pooled(releases, populations, split=()) -> Structure:
         if rel.sa != sa:
             raise ReleaseError(f"release {r} has sensitive column {rel.sa!r}, release 1 {sa!r}")
     persons, cand = _placements(rels, list(populations))
-    R = len(rels)
     if not cand.duplicated(["pid", "r"]).any():
         # every person sits in one known group of each release they are in: no placement
         # cells, and the whole construction vectorizes
         return _build_placed(rels, split, persons, cand, qi, sa)
-    # candidate groups per person and release, as a sorted tuple (None: not in it)
+    return _build_general(rels, split, persons, cand, qi, sa)
+
+
+def _general_classes(persons, cand, qi, R: int, split: set):
+    """Classes of people with the same QI and the same candidate groups in every release
+    (a sorted tuple per release; None: not in it)."""
     cand = cand.sort_values(["pid", "r", "group"], kind="stable")
     grouped = cand.groupby(["pid", "r"], sort=False)["group"].agg(tuple)
     gcols = [f"g{r}" for r in range(R)]
@@ -155,16 +159,19 @@ def build_pooled(releases, populations, split=()) -> Structure:
         sub = grouped.xs(r, level="r") if r in grouped.index.get_level_values("r") else None
         persons[gcols[r]] = sub.reindex(persons.index) if sub is not None else None
     persons = persons.reset_index()
-    persons["split"] = np.where(
-        persons["pid"].astype(str).isin(list(split)), persons["pid"].astype(str), ""
-    )
+    pid = persons["pid"].astype(str)
+    persons["split"] = np.where(pid.isin(list(split)), pid, "")
     sig = qi + gcols + ["split"]
     keyed = persons[sig].astype(object).where(persons[sig].notna(), None)
     codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keyed), sort=False)
     persons["cls"] = codes
     classes = pd.DataFrame(list(uniques), columns=sig)
     classes["n"] = np.bincount(codes, minlength=len(classes))
+    return persons, classes, gcols
 
+
+def _published(rels):
+    """Per release: each group's value set; the published counts with their row numbers."""
     sets, counts = [], []
     for r, rel in enumerate(rels):
         f = rel.frame
@@ -175,74 +182,90 @@ def build_pooled(releases, populations, split=()) -> Structure:
         counts.append(c)
     counts = pd.concat(counts, ignore_index=True)
     counts["row"] = np.arange(len(counts))
-    row_of = {
-        (r, g, s): i
-        for i, (r, g, s) in enumerate(
-            zip(counts["release"], counts["group"], counts["s"], strict=True)
-        )
-    }
-    bucket_key = pd.factorize(pd.MultiIndex.from_frame(counts[["release", "group"]]))[0]
+    rows = zip(counts["release"], counts["group"], counts["s"], strict=True)
+    row_of = {(r, g, s): i for i, (r, g, s) in enumerate(rows)}
+    return sets, counts, row_of
 
-    # cells: z first (per class), then y (per class, release with unknown group)
-    kind, c_of, s_of, g_of, r_of, ref = [], [], [], [], [], []
-    rel_r, rel_c = [], []  # Relation incidence (row, cell)
-    link_r, link_c, link_v = [], [], []
-    n_link = 0
-    for c, row in enumerate(classes[gcols].itertuples(index=False)):
-        mcs = None
+
+class _CellList:
+    """Cells of the general construction as they are made: z (value) cells per class,
+    y (placement) cells per class and release with unknown group, and their rows."""
+
+    def __init__(self, sets, row_of):
+        self.sets, self.row_of = sets, row_of
+        self.kind, self.c_of, self.s_of, self.g_of, self.r_of, self.ref = [], [], [], [], [], []
+        self.rel_r, self.rel_c = [], []  # Relation incidence (row, cell)
+        self.link_r, self.link_c, self.link_v = [], [], []
+        self.n_link = 0
+
+    def _cell(self, kind, c, s, g, r, ref) -> int:
+        j = len(self.kind)
+        for lst, v in zip(
+            (self.kind, self.c_of, self.s_of, self.g_of, self.r_of, self.ref),
+            (kind, c, s, g, r, ref),
+            strict=True,
+        ):
+            lst.append(v)
+        return j
+
+    def add_class(self, c: int, row, pid_of) -> None:
+        """The cells of class ``c`` (``row``: its candidate groups per release)."""
+        mcs = None  # the Maximum Common Subset of values
         for r, gs in enumerate(row):
-            if _is_missing(gs):
-                continue
-            vals = set().union(*(sets[r][g] for g in gs))
-            mcs = vals if mcs is None else mcs & vals
+            if not _is_missing(gs):
+                vals = set().union(*(self.sets[r][g] for g in gs))
+                mcs = vals if mcs is None else mcs & vals
         if not mcs:
-            pid = persons.loc[persons["cls"] == c, "pid"].tolist()[0]
             raise ReleaseError(
-                f"person {pid!r}: no sensitive value is in all of their buckets "
+                f"person {pid_of(c)!r}: no sensitive value is in all of their buckets "
                 "(the releases contradict each other)"
             )
         mcs = sorted(mcs, key=str)
-        z_index = {}
-        for s in mcs:
-            z_index[s] = len(kind)
-            kind.append("z")
-            c_of.append(c)
-            s_of.append(s)
-            g_of.append(None)
-            r_of.append(-1)
-            ref.append(-1)
+        z = {s: self._cell("z", c, s, None, -1, -1) for s in mcs}
         for r, gs in enumerate(row):
             if _is_missing(gs):
                 continue
             if len(gs) == 1:
                 for s in mcs:
-                    if s in sets[r][gs[0]]:
-                        rel_r.append(row_of[(r, gs[0], s)])
-                        rel_c.append(z_index[s])
-                continue
-            for s in mcs:
-                link_r.append(n_link)
-                link_c.append(z_index[s])
-                link_v.append(-1.0)
-                for g in gs:
-                    if s not in sets[r][g]:
-                        continue
-                    j = len(kind)
-                    kind.append("y")
-                    c_of.append(c)
-                    s_of.append(s)
-                    g_of.append(g)
-                    r_of.append(r)
-                    ref.append(z_index[s])
-                    rel_r.append(row_of[(r, g, s)])
-                    rel_c.append(j)
-                    link_r.append(n_link)
-                    link_c.append(j)
-                    link_v.append(1.0)
-                n_link += 1
-    n_cells = len(kind)
-    A_sa = sp.csr_array((np.ones(len(rel_r)), (rel_r, rel_c)), shape=(len(counts), n_cells))
-    A_link = sp.csr_array((link_v, (link_r, link_c)), shape=(n_link, n_cells))
+                    if s in self.sets[r][gs[0]]:
+                        self.rel_r.append(self.row_of[(r, gs[0], s)])
+                        self.rel_c.append(z[s])
+            else:
+                self._placements(c, r, gs, mcs, z)
+
+    def _placements(self, c, r, gs, mcs, z) -> None:
+        """y cells of class ``c`` in release ``r``, tied to its z cells by link rows."""
+        for s in mcs:
+            self.link_r.append(self.n_link)
+            self.link_c.append(z[s])
+            self.link_v.append(-1.0)
+            for g in gs:
+                if s in self.sets[r][g]:
+                    j = self._cell("y", c, s, g, r, z[s])
+                    self.rel_r.append(self.row_of[(r, g, s)])
+                    self.rel_c.append(j)
+                    self.link_r.append(self.n_link)
+                    self.link_c.append(j)
+                    self.link_v.append(1.0)
+            self.n_link += 1
+
+    def matrices(self, counts) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
+        """Relation rows, link rows, and which Relation rows hold placements."""
+        n = len(self.kind)
+        A_sa = sp.csr_array(
+            (np.ones(len(self.rel_r)), (self.rel_r, self.rel_c)), shape=(len(counts), n)
+        )
+        A_link = sp.csr_array((self.link_v, (self.link_r, self.link_c)), shape=(self.n_link, n))
+        _check_published(A_sa, counts)
+        y_cells = np.flatnonzero(np.asarray(self.kind) == "y")
+        sa_has_y = np.zeros(len(counts), dtype=bool)
+        if len(y_cells):
+            sa_has_y[np.unique(sp.csc_array(A_sa)[:, y_cells].tocoo().row)] = True
+        return A_sa, A_link, sa_has_y
+
+
+def _check_published(A_sa, counts) -> None:
+    """Every published (group, value) must be possible for someone in the group."""
     empty = np.diff(A_sa.indptr) == 0
     if empty.any():
         bad = counts.iloc[int(np.argmax(empty))]
@@ -251,35 +274,43 @@ def build_pooled(releases, populations, split=()) -> Structure:
             "is published but no one in the group can have it (the releases contradict each "
             "other)"
         )
-    kind = np.asarray(kind)
-    y_cells = np.flatnonzero(kind == "y")
-    sa_has_y = np.zeros(len(counts), dtype=bool)
-    if len(y_cells):
-        sa_has_y[np.unique(sp.csc_array(A_sa)[:, y_cells].tocoo().row)] = True
 
-    def groups_text(row):
-        parts = []
-        for r, gs in enumerate(row):
-            if _is_missing(gs):
-                continue
-            inner = "|".join(_shown(g) for g in gs)
-            parts.append(f"r{r + 1}:{inner}")
-        return ", ".join(parts)
 
-    classes["groups"] = [groups_text(row) for row in classes[gcols].itertuples(index=False)]
-    c_arr = np.asarray(c_of, dtype=int)
+def _groups_text(row) -> str:
+    """A class's candidate groups, as ``r1:3, r2:1|4``."""
+    parts = []
+    for r, gs in enumerate(row):
+        if not _is_missing(gs):
+            parts.append(f"r{r + 1}:" + "|".join(_shown(g) for g in gs))
+    return ", ".join(parts)
+
+
+def _build_general(rels, split, persons, cand, qi, sa) -> Structure:
+    """:func:`build_pooled` when some person's group in some release is not known."""
+    persons, classes, gcols = _general_classes(persons, cand, qi, len(rels), split)
+    sets, counts, row_of = _published(rels)
+    bucket_key = pd.factorize(pd.MultiIndex.from_frame(counts[["release", "group"]]))[0]
+    made = _CellList(sets, row_of)
+
+    def pid_of(c):
+        return persons.loc[persons["cls"] == c, "pid"].tolist()[0]
+
+    for c, row in enumerate(classes[gcols].itertuples(index=False)):
+        made.add_class(c, row, pid_of)
+    A_sa, A_link, sa_has_y = made.matrices(counts)
+    classes["groups"] = [_groups_text(row) for row in classes[gcols].itertuples(index=False)]
+    c_arr = np.asarray(made.c_of, dtype=int)
     cells = pd.DataFrame({c: classes[c].to_numpy()[c_arr] for c in qi})
     cells["groups"] = classes["groups"].to_numpy()[c_arr]
-    cells[sa] = s_of
+    cells[sa] = made.s_of
     cells["cls"] = c_arr
     cells["n"] = classes["n"].to_numpy()[c_arr]
-    split = classes["split"].to_numpy()[c_arr]
-    cells["person"] = pd.Series(split, dtype=object).where(split != "", None)
+    split_of = classes["split"].to_numpy()[c_arr]
+    cells["person"] = pd.Series(split_of, dtype=object).where(split_of != "", None)
     cells["kind"] = [
         k if k == "z" else f"y r{r + 1}:{_shown(g)}"
-        for k, r, g in zip(kind, r_of, g_of, strict=True)
+        for k, r, g in zip(made.kind, made.r_of, made.g_of, strict=True)
     ]
-
     classes["person"] = classes["split"].where(classes["split"] != "", None)
     return _structure(
         rels,
@@ -292,7 +323,7 @@ def build_pooled(releases, populations, split=()) -> Structure:
         A_link=A_link,
         bucket_key=bucket_key,
         sa_has_y=sa_has_y,
-        ref=np.asarray(ref, dtype=int),
+        ref=np.asarray(made.ref, dtype=int),
     )
 
 

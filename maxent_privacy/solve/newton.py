@@ -465,6 +465,35 @@ def _scaling_start(O, b, n, K: _Classes, logn, row_comp):
     return lam
 
 
+def _line_search(A, b, lam, d, r, phi, n, K, logn, row_comp, cls_comp, n_comp, scale, tol):
+    """Backtracking per component on phi(lam + t d): descent since grad = -r and
+    d = H^{-1} r. Near the optimum the decrease drops below the rounding of phi: there the
+    merit is the residual. Components already at the floating-point floor take no step.
+    Returns the new (lam, x, logW, phi) and the step length of each component."""
+    empty = np.zeros(0)
+    dec = np.bincount(row_comp, weights=r * d, minlength=n_comp)
+    rr = np.bincount(row_comp, weights=(r / scale) ** 2, minlength=n_comp)
+    fine = dec <= 1e-11 * np.maximum(1.0, np.abs(phi))
+    t = np.ones(n_comp)
+    todo = (rr > (1e-3 * tol) ** 2) | (dec > 1e-13 * np.maximum(1.0, np.abs(phi)))
+    t[~todo] = 0.0
+    for _ in range(40):
+        lam_new = lam + t[row_comp] * d
+        x_new, logW_new = _state(lam_new, empty, A, b, None, None, n, K, logn)
+        phi_new = _phi_parts(
+            lam_new, empty, b, empty, logW_new, K, row_comp, row_comp[:0], cls_comp, n_comp
+        )
+        rr_new = np.bincount(row_comp, weights=((A @ x_new - b) / scale) ** 2, minlength=n_comp)
+        armijo = phi_new <= phi - 1e-4 * t * dec + 1e-13 * np.abs(phi)
+        bad = todo & np.where(fine, ~(rr_new <= rr), ~armijo)
+        if not bad.any():
+            break
+        t[bad] *= 0.5
+        t[bad & (t < 1e-12)] = 0.0
+        todo &= t > 0
+    return lam_new, x_new, logW_new, phi_new, t
+
+
 def _newton_eq(
     A,
     b,
@@ -537,31 +566,9 @@ def _newton_eq(
             if verbose:
                 print("newton: the Hessian could not be factored")
             break
-        # phi(lam + t d): descent since grad = -r and d = H^{-1} r. Near the optimum the
-        # decrease drops below the rounding of phi: there the merit is the residual
-        dec = np.bincount(row_comp, weights=r * d, minlength=n_comp)
-        rr = np.bincount(row_comp, weights=(r / scale) ** 2, minlength=n_comp)
-        fine = dec <= 1e-11 * np.maximum(1.0, np.abs(phi))
-        t = np.ones(n_comp)
-        # components already at the floating-point floor take no step
-        todo = (rr > (1e-3 * tol) ** 2) | (dec > 1e-13 * np.maximum(1.0, np.abs(phi)))
-        t[~todo] = 0.0
-        lam_new = lam.copy()
-        for _ in range(40):
-            lam_new = lam + t[row_comp] * d
-            x_new, logW_new = _state(lam_new, empty, A, b, None, None, n, K, logn)
-            phi_new = _phi_parts(
-                lam_new, empty, b, empty, logW_new, K, row_comp, row_comp[:0], cls_comp, n_comp
-            )
-            rr_new = np.bincount(row_comp, weights=((A @ x_new - b) / scale) ** 2, minlength=n_comp)
-            armijo = phi_new <= phi - 1e-4 * t * dec + 1e-13 * np.abs(phi)
-            smaller = rr_new <= rr
-            bad = todo & np.where(fine, ~smaller, ~armijo)
-            if not bad.any():
-                break
-            t[bad] *= 0.5
-            t[bad & (t < 1e-12)] = 0.0
-            todo &= t > 0
+        lam_new, x_new, logW_new, phi_new, t = _line_search(
+            A, b, lam, d, r, phi, n, K, logn, row_comp, cls_comp, n_comp, scale, tol
+        )
         moved = t > 0
         if not moved.any():
             stall += 1
