@@ -1,7 +1,9 @@
 """maxent_privacy: what can an adversary infer from a published anonymized table?
 
-The data flow, one module each: releases (``data``) -> model and knowledge (``model``)
--> solve with a certificate (``solve``; our own dual Newton solver in ``dual``) ->
+The data flow, one module each: releases (``data``, ``generalized``) -> the model's
+structure (``structure``, ``pooled``) -> model and knowledge (``model``, ``facts``,
+``knowledge``, ``rules``, ``parser``) -> solve with a certificate (the ``solve`` package:
+a chain of stages; our own dual Newton solver in ``solve.newton``) ->
 posteriors and duals (``results``) -> privacy metrics (``metrics``) and plots
 (``plotting``); ``anonymize`` produces releases, ``datasets`` ships the papers' examples
 and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
@@ -25,18 +27,22 @@ from .errors import (
     InfeasibleKnowledge,
     KnowledgeError,
     MaxEntError,
+    OutputError,
     ReleaseError,
     SolverFailed,
     SolverNotInstalled,
+    SolverOptionError,
     UnsupportedModel,
 )
 from .generalized import Generalized
 from .knowledge import count_having, soft, vague
 from .model import MaxEntModel, Person
+from .parser import KnowledgeFileError
 from .plotting import plot_privacy_curve
 from .results import Certificate, Result
 from .rules import Rules, mine_rules
-from .solve import InaccuracyWarning, exp_cone_solvers
+from .solve import InaccuracyWarning, SolveOptions, exp_cone_solvers
+from .structure import Structure
 
 __all__ = [
     "Bucketized",
@@ -46,8 +52,10 @@ __all__ = [
     "InaccurateSolution",
     "InfeasibleKnowledge",
     "KnowledgeError",
+    "KnowledgeFileError",
     "MaxEntError",
     "MaxEntModel",
+    "OutputError",
     "Person",
     "Rules",
     "count_having",
@@ -62,6 +70,9 @@ __all__ = [
     "Result",
     "SolverFailed",
     "SolverNotInstalled",
+    "SolverOptionError",
+    "SolveOptions",
+    "Structure",
     "UnsupportedModel",
     "anonymize",
     "attacks",
