@@ -18,14 +18,13 @@ import numpy as np
 import pandas as pd
 
 from .errors import ReleaseError
+from .numerics import entropy_terms
 
 __all__ = ["inference_channels"]
 
 
 def _entropy(table: pd.DataFrame) -> pd.Series:
-    p = table.to_numpy(dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        h = np.where(p > 0, -p * np.log2(p), 0.0).sum(axis=1)
+    h = entropy_terms(table.to_numpy(dtype=float), 1.0).sum(axis=1) / np.log(2.0)
     return pd.Series(h, index=table.index)
 
 

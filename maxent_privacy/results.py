@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .numerics import entropy_terms
+
 __all__ = ["Certificate", "Result"]
 
 
@@ -188,10 +190,7 @@ class Result:
     def person_entropy(self, base: float = 2.0) -> pd.Series:
         """Entropy of each person's posterior (bits by default; ``base=np.e`` for nats)."""
         table = self.person_posterior()
-        post = table.to_numpy(dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.where(post > 0, -post * np.log(post), 0.0)
-        h = terms.sum(axis=1) / np.log(base)
+        h = entropy_terms(table.to_numpy(dtype=float), 1.0).sum(axis=1) / np.log(base)
         return pd.Series(h, index=table.index, name="entropy")
 
     def person_groups(self) -> pd.DataFrame:
