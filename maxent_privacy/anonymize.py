@@ -111,11 +111,28 @@ def anatomize(
     """
     l = _check_l(l)  # noqa: E741
     qi = check_input_table(frame, qi, sa, group, person, "anatomize")
+    _check_anatomy_table(frame, sa, l)
+    codes, uniques = pd.factorize(frame[sa], sort=False)
+    uniques = list(uniques)
+    counts = np.bincount(codes, minlength=len(uniques))
+    # rank of each distinct value in str order: the deterministic tie-breaker
+    order = sorted(range(len(uniques)), key=lambda i: (str(uniques[i]), i))
+    exempt = _exempt_codes(nonsensitive, uniques, sa)
+    _check_eligible(counts, uniques, order, exempt, l)
+
+    rng = _rng(seed)
+    piles, pile_value = _make_piles(codes, counts, order, exempt, l, rng)
+    group_of, taken, m = _deal_groups(piles, l, len(frame))
+    _place_leftovers(piles, pile_value, taken, group_of, m, rng, uniques)
+    return _bucketized(frame, group_of, qi, sa, group, person)
+
+
+def _check_anatomy_table(frame: pd.DataFrame, sa: str, l: int) -> None:  # noqa: E741
+    """Raise unless ``frame`` has at least ``l`` records and no missing sensitive value."""
     n = len(frame)
     if n < l:
         raise ReleaseError(f"{l}-diversity needs at least {l} records, the table has {n}")
-    column = frame[sa]
-    missing = column.isna().to_numpy()
+    missing = frame[sa].isna().to_numpy()
     if missing.any():
         row = frame.index[int(np.argmax(missing))]
         raise ReleaseError(
@@ -123,53 +140,64 @@ def anatomize(
             "drop or fill such rows first"
         )
 
-    codes, uniques = pd.factorize(column, sort=False)
-    uniques = list(uniques)
-    counts = np.bincount(codes, minlength=len(uniques))
-    # rank of each distinct value in str order: the deterministic tie-breaker
-    order = sorted(range(len(uniques)), key=lambda i: (str(uniques[i]), i))
-    rank_of = {i: r for r, i in enumerate(order)}
 
-    exempt_values = _as_values(nonsensitive)
+def _exempt_codes(nonsensitive, uniques: list, sa: str) -> set[int]:
+    """Codes of the ``nonsensitive`` values; each must occur in the sensitive column."""
     present = {v: i for i, v in enumerate(uniques)}
     exempt: set[int] = set()
-    for v in exempt_values:
+    for v in _as_values(nonsensitive):
         if v not in present:
             raise ReleaseError(
                 f"nonsensitive value {v!r} does not occur in sensitive column {sa!r}"
             )
         exempt.add(present[v])
+    return exempt
 
-    # eligibility: no sensitive value in more than n / l records
+
+def _check_eligible(
+    counts: np.ndarray,
+    uniques: list,
+    order: list[int],
+    exempt: set[int],
+    l: int,  # noqa: E741
+) -> None:
+    """Raise, naming the values, if a sensitive value occurs in more than n / l records."""
+    n = int(counts.sum())
+    rank_of = {i: r for r, i in enumerate(order)}
     worst = max(
         (i for i in range(len(uniques)) if i not in exempt),
         key=lambda i: (counts[i], -rank_of[i]),
         default=None,
     )
-    if worst is not None and counts[worst] * l > n:
-        c = int(counts[worst])
-        others = sorted(
-            (
-                i
-                for i in range(len(uniques))
-                if i not in exempt and i != worst and counts[i] * l > n
-            ),
-            key=lambda i: (-counts[i], rank_of[i]),
-        )
-        also, pronoun = "", "it"
-        if others:
-            shown = ", ".join(repr(uniques[i]) for i in others[:3])
-            rest = f" and {len(others) - 3} more" if len(others) > 3 else ""
-            also = f" (so {'does' if len(others) == 1 else 'do'} {shown}{rest})"
-            pronoun = "them"
-        raise ReleaseError(
-            f"{l}-diversity is unattainable: sensitive value {uniques[worst]!r} occurs in "
-            f"{c:,} of {n:,} records ({100 * c / n:.1f}%), more than 1/{l}{also}; "
-            f"name {pronoun} in nonsensitive=[...] to leave {pronoun} out of the requirement"
-        )
+    if worst is None or counts[worst] * l <= n:
+        return
+    c = int(counts[worst])
+    others = sorted(
+        (i for i in range(len(uniques)) if i not in exempt and i != worst and counts[i] * l > n),
+        key=lambda i: (-counts[i], rank_of[i]),
+    )
+    also, pronoun = "", "it"
+    if others:
+        shown = ", ".join(repr(uniques[i]) for i in others[:3])
+        rest = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        also = f" (so {'does' if len(others) == 1 else 'do'} {shown}{rest})"
+        pronoun = "them"
+    raise ReleaseError(
+        f"{l}-diversity is unattainable: sensitive value {uniques[worst]!r} occurs in "
+        f"{c:,} of {n:,} records ({100 * c / n:.1f}%), more than 1/{l}{also}; "
+        f"name {pronoun} in nonsensitive=[...] to leave {pronoun} out of the requirement"
+    )
 
-    rng = _rng(seed)
-    # piles: one per sensitive value (in str order), then l wildcard piles
+
+def _make_piles(
+    codes: np.ndarray,
+    counts: np.ndarray,
+    order: list[int],
+    exempt: set[int],
+    l: int,  # noqa: E741
+    rng: np.random.Generator,
+) -> tuple[list[np.ndarray], list[int | None]]:
+    """Shuffled piles of positions: one per sensitive value, then ``l`` wildcard piles."""
     by_code = np.argsort(codes, kind="stable")
     starts = np.concatenate([[0], np.cumsum(counts)])
     piles: list[np.ndarray] = []
@@ -188,8 +216,15 @@ def anatomize(
             if len(pool[j::l]):
                 piles.append(pool[j::l])
                 pile_value.append(None)
+    return piles, pile_value
 
-    # greedy: each new group takes one record from each of the l largest piles
+
+def _deal_groups(
+    piles: list[np.ndarray],
+    l: int,  # noqa: E741
+    n: int,
+) -> tuple[np.ndarray, list[int], int]:
+    """Greedy groups of one record from each of the ``l`` largest piles: (group_of, taken, m)."""
     group_of = np.zeros(n, dtype=np.int64)
     taken = [0] * len(piles)
     heap = [(-len(p), k) for k, p in enumerate(piles)]  # ties: value in str order
@@ -203,32 +238,54 @@ def anatomize(
             taken[k] += 1
             if neg + 1 < 0:
                 heapq.heappush(heap, (neg + 1, k))
+    return group_of, taken, m
 
-    # leftovers: each joins a group that does not hold its sensitive value
+
+def _place_leftovers(
+    piles: list[np.ndarray],
+    pile_value: list[int | None],
+    taken: list[int],
+    group_of: np.ndarray,
+    m: int,
+    rng: np.random.Generator,
+    uniques: list,
+) -> None:
+    """Put each record left in a pile into a group without its sensitive value (in place)."""
     leftovers = [
         (k, int(piles[k][t])) for k in range(len(piles)) for t in range(taken[k], len(piles[k]))
     ]
-    if leftovers:
-        seeded = rng.permutation(np.arange(1, m + 1)).tolist()
-        received: set[int] = set()
-        for k, pos in leftovers:
-            v = pile_value[k]
-            if v is None:
-                forbidden: set[int] = set()
-            else:
-                members = piles[k]
-                forbidden = set(group_of[members[group_of[members] > 0]].tolist())
-            choice = next((g for g in seeded if g not in forbidden and g not in received), None)
-            if choice is None:
-                choice = next((g for g in seeded if g not in forbidden), None)
-            if choice is None:  # pragma: no cover - excluded by the eligibility check
-                raise ReleaseError(
-                    f"internal error: no group can take a leftover record with value {uniques[v]!r}"
-                )
-            group_of[pos] = choice
-            received.add(choice)
+    if not leftovers:
+        return
+    seeded = rng.permutation(np.arange(1, m + 1)).tolist()
+    received: set[int] = set()
+    for k, pos in leftovers:
+        v = pile_value[k]
+        if v is None:
+            forbidden: set[int] = set()
+        else:
+            members = piles[k]
+            forbidden = set(group_of[members[group_of[members] > 0]].tolist())
+        choice = next((g for g in seeded if g not in forbidden and g not in received), None)
+        if choice is None:
+            choice = next((g for g in seeded if g not in forbidden), None)
+        if choice is None:  # pragma: no cover - excluded by the eligibility check
+            raise ReleaseError(
+                f"internal error: no group can take a leftover record with value {uniques[v]!r}"
+            )
+        group_of[pos] = choice
+        received.add(choice)
 
-    rows = np.lexsort((np.arange(n), group_of))
+
+def _bucketized(
+    frame: pd.DataFrame,
+    group_of: np.ndarray,
+    qi: list[str],
+    sa: str,
+    group: str,
+    person: str | None,
+) -> Bucketized:
+    """The release: rows sorted by group, then position in ``frame``, with the group column."""
+    rows = np.lexsort((np.arange(len(frame)), group_of))
     keep = qi + [sa] + ([person] if person is not None else [])
     out = frame.iloc[rows][keep].copy()
     out[group] = group_of[rows]

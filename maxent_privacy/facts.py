@@ -15,7 +15,7 @@ inequalities with our :class:`~maxent_privacy.errors.KnowledgeError`.
 'P(Flu | gender=male)'
 >>> fact = compile_fact(flu == 0.3, "flu", model.x, model.n_cells)
 >>> fact.sense, fact.A.shape, float(fact.b[0])
-('==', (1, 16), 0.3)
+('==', (1, 27), 0.3)
 >>> (flu + model.P("HIV", gender="male")) < 0.5
 Traceback (most recent call last):
 ...

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NoReturn
 
 import numpy as np
 import pandas as pd
@@ -102,28 +103,68 @@ def mondrian(
     n = len(frame)
     if n == 0:
         raise ReleaseError("the table has no rows")
-    for col in [*qi, sa]:
+    _check_no_missing(frame, [*qi, sa])
+    numeric = _numeric_columns(frame, qi, numeric)
+    codes, values_of, spans = _encode_qi(frame, qi, numeric)
+    sa_codes, sa_uniques = pd.factorize(frame[sa], sort=False)
+    n_sa = len(sa_uniques)
+    is_numeric = np.array([col in numeric for col in qi])
+
+    def allowed(rows: np.ndarray) -> bool:
+        size = len(rows)
+        if size < k:
+            return False
+        return np.bincount(sa_codes[rows], minlength=n_sa).max() <= c * size + _EPS
+
+    everything = np.arange(n)
+    if not allowed(everything):
+        _raise_not_anonymous(sa_codes, sa_uniques, k, c)
+    final = _partition(everything, codes, values_of, spans, is_numeric, relaxed, allowed)
+
+    group_of = np.empty(n, dtype=np.int64)
+    for g, part in enumerate(final, start=1):
+        group_of[part] = g
+    out_cols = qi + [sa] + ([person] if person is not None else [])
+    out = frame[out_cols].copy()
+    for j, col in enumerate(qi):
+        cell_of = np.array(_cells(codes[:, j], values_of[j], is_numeric[j], final), dtype=object)
+        out[col] = pd.Series(cell_of[group_of - 1], index=frame.index, dtype=object)
+    out[group] = group_of
+    return Generalized(out, qi=qi, sa=sa, group=group, person=person)
+
+
+def _check_no_missing(frame: pd.DataFrame, columns: list[str]) -> None:
+    """Raise naming the first missing value of ``columns``, if any."""
+    for col in columns:
         missing = frame[col].isna().to_numpy()
         if missing.any():
             row = frame.index[int(np.argmax(missing))]
             raise ReleaseError(
                 f"column {col!r} has a missing value (row {row!r}); drop or fill such rows first"
             )
+
+
+def _numeric_columns(frame: pd.DataFrame, qi: list[str], numeric) -> list[str]:
+    """The numeric QI columns: those given (checked), by default those of numeric dtype."""
     if numeric is None:
-        numeric = [
+        return [
             col
             for col in qi
             if pd.api.types.is_numeric_dtype(frame[col])
             and not pd.api.types.is_bool_dtype(frame[col])
         ]
-    else:
-        numeric = [numeric] if isinstance(numeric, str) else list(numeric)
-        for col in numeric:
-            if col not in qi:
-                raise ReleaseError(f"numeric column {col!r} is not a quasi-identifier ({qi})")
+    numeric = [numeric] if isinstance(numeric, str) else list(numeric)
+    for col in numeric:
+        if col not in qi:
+            raise ReleaseError(f"numeric column {col!r} is not a quasi-identifier ({qi})")
+    return numeric
 
-    # per QI column: codes in sorted value order, and the width scale
-    codes = np.empty((n, len(qi)), dtype=np.int64)
+
+def _encode_qi(
+    frame: pd.DataFrame, qi: list[str], numeric: list[str]
+) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """Per QI column: codes in sorted value order, the sorted values, and the width scale."""
+    codes = np.empty((len(frame), len(qi)), dtype=np.int64)
     values_of: list[np.ndarray] = []
     spans = np.zeros(len(qi))
     for j, col in enumerate(qi):
@@ -149,42 +190,41 @@ def mondrian(
             codes[:, j] = [index[v] for v in raw]
             values_of.append(np.array(uniq, dtype=object))
             spans[j] = len(uniq) - 1
-    sa_codes, sa_uniques = pd.factorize(frame[sa], sort=False)
-    n_sa = len(sa_uniques)
-    is_numeric = np.array([col in numeric for col in qi])
+    return codes, values_of, spans
 
-    def allowed(rows: np.ndarray) -> bool:
-        size = len(rows)
-        if size < k:
-            return False
-        return np.bincount(sa_codes[rows], minlength=n_sa).max() <= c * size + _EPS
 
-    everything = np.arange(n)
-    if not allowed(everything):
-        counts = np.bincount(sa_codes, minlength=n_sa)
-        top = int(np.argmax(counts))
-        if n < k:
-            raise ReleaseError(f"the table has {n} records, fewer than k={k}")
-        raise ReleaseError(
-            f"the table is not (k, c)-anonymous as a whole: sensitive value "
-            f"{sa_uniques[top]!r} is {counts[top]} of {n} records, more than c={c:g}"
-        )
+def _raise_not_anonymous(sa_codes: np.ndarray, sa_uniques, k: int, c: float) -> NoReturn:
+    """Raise the error for a table that is not (k, c)-anonymous as a whole."""
+    n = len(sa_codes)
+    counts = np.bincount(sa_codes, minlength=len(sa_uniques))
+    top = int(np.argmax(counts))
+    if n < k:
+        raise ReleaseError(f"the table has {n} records, fewer than k={k}")
+    raise ReleaseError(
+        f"the table is not (k, c)-anonymous as a whole: sensitive value "
+        f"{sa_uniques[top]!r} is {counts[top]} of {n} records, more than c={c:g}"
+    )
 
+
+def _partition(
+    everything: np.ndarray,
+    codes: np.ndarray,
+    values_of: list[np.ndarray],
+    spans: np.ndarray,
+    is_numeric: np.ndarray,
+    relaxed: bool,
+    allowed,
+) -> list[np.ndarray]:
+    """The final partitions, split top-down depth-first (lower half first)."""
     final: list[np.ndarray] = []
     stack = [everything]
     while stack:
         part = stack.pop()
         sub = codes[part]
-        lo = sub.min(axis=0)
-        hi = sub.max(axis=0)
-        widths = np.zeros(len(qi))
-        for j in range(len(qi)):
-            if spans[j] > 0 and hi[j] > lo[j]:
-                if is_numeric[j]:
-                    widths[j] = (values_of[j][hi[j]] - values_of[j][lo[j]]) / spans[j]
-                else:
-                    widths[j] = (hi[j] - lo[j]) / spans[j]
-        order = sorted((j for j in range(len(qi)) if widths[j] > 0), key=lambda j: (-widths[j], j))
+        widths = _widths(sub, values_of, spans, is_numeric)
+        order = sorted(
+            (j for j in range(len(widths)) if widths[j] > 0), key=lambda j: (-widths[j], j)
+        )
         halves = None
         for j in order:
             halves = _split(part, sub[:, j], relaxed, allowed)
@@ -195,32 +235,42 @@ def mondrian(
         else:
             stack.append(halves[1])
             stack.append(halves[0])
+    return final
 
-    group_of = np.empty(n, dtype=np.int64)
-    for g, part in enumerate(final, start=1):
-        group_of[part] = g
-    out_cols = qi + [sa] + ([person] if person is not None else [])
-    out = frame[out_cols].copy()
-    for j, col in enumerate(qi):
-        cells = []
-        domain_size = len(values_of[j])
-        for part in final:
-            present = np.unique(codes[part, j])
+
+def _widths(
+    sub: np.ndarray, values_of: list[np.ndarray], spans: np.ndarray, is_numeric: np.ndarray
+) -> np.ndarray:
+    """Normalized range of each QI attribute over a partition's codes ``sub``."""
+    lo = sub.min(axis=0)
+    hi = sub.max(axis=0)
+    widths = np.zeros(len(spans))
+    for j in range(len(spans)):
+        if spans[j] > 0 and hi[j] > lo[j]:
             if is_numeric[j]:
-                lo_v, hi_v = values_of[j][present[0]], values_of[j][present[-1]]
-                cells.append(
-                    _number(lo_v) if lo_v == hi_v else f"[{_number(lo_v)}-{_number(hi_v)}]"
-                )
-            elif len(present) == domain_size:
-                cells.append("*")
-            elif len(present) == 1:
-                cells.append(str(values_of[j][present[0]]))
+                widths[j] = (values_of[j][hi[j]] - values_of[j][lo[j]]) / spans[j]
             else:
-                cells.append("{" + ", ".join(str(values_of[j][i]) for i in present) + "}")
-        cell_of = np.array(cells, dtype=object)
-        out[col] = pd.Series(cell_of[group_of - 1], index=frame.index, dtype=object)
-    out[group] = group_of
-    return Generalized(out, qi=qi, sa=sa, group=group, person=person)
+                widths[j] = (hi[j] - lo[j]) / spans[j]
+    return widths
+
+
+def _cells(
+    column: np.ndarray, values: np.ndarray, is_numeric: bool, final: list[np.ndarray]
+) -> list[str]:
+    """One generalized cell per final partition for a QI column (codes ``column``)."""
+    cells = []
+    for part in final:
+        present = np.unique(column[part])
+        if is_numeric:
+            lo_v, hi_v = values[present[0]], values[present[-1]]
+            cells.append(_number(lo_v) if lo_v == hi_v else f"[{_number(lo_v)}-{_number(hi_v)}]")
+        elif len(present) == len(values):
+            cells.append("*")
+        elif len(present) == 1:
+            cells.append(str(values[present[0]]))
+        else:
+            cells.append("{" + ", ".join(str(values[i]) for i in present) + "}")
+    return cells
 
 
 def _not_number(value) -> bool:

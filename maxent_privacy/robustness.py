@@ -1074,6 +1074,44 @@ def robust_anonymize(
     >>> bool(robustness_table(release, prior, 2)["delta_bound"].all())
     True
     """
+    qi, priors, max_states = _check_robust_input(frame, qi, sa, group, prior, r, max_states)
+    n = len(frame)
+    q = math.ceil(float(r))
+    codes, uniques = pd.factorize(frame[sa], sort=False)
+    uniques = list(uniques)
+    _check_m_unique_possible(codes, uniques, q, r)
+    weights = np.stack([pr.weights(frame, uniques, fractions=False) for pr in priors])  # K n D
+    rng = np.random.default_rng(seed)
+
+    # 1. Anatomy-style groups of ceil(r) inside each class of equal signatures
+    members = _signature_groups(frame, priors, codes, q, rng)
+
+    # 2. merge violating groups
+    groups = _Groups(members, codes, weights, uniques, r)
+    order = rng.permutation(len(members))
+    groups.settle([int(g) for g in order if not groups.passing[g]][::-1], lambda g: True)
+
+    # 3. merge further the groups whose exact posteriors exceed 1/r
+    if verify:
+        exact_ok = _exact_check(groups, weights, codes, r, max_states, seed)
+        while True:
+            bad = [g for g in np.flatnonzero(groups.alive) if not exact_ok(int(g))]
+            if not bad:
+                break
+            for g in bad:
+                groups.passing[g] = False
+            groups.settle([int(g) for g in bad][::-1], exact_ok)
+
+    # number groups by their first record; rows sorted by group, then position
+    group_of = groups.numbered(n)
+    rows = np.lexsort((np.arange(n), group_of))
+    out = frame.iloc[rows][qi + [sa]].copy()
+    out[group] = group_of[rows]
+    return Bucketized(out, qi=qi, sa=sa, group=group)
+
+
+def _check_robust_input(frame, qi, sa, group, prior, r, max_states) -> tuple:
+    """Check the arguments of :func:`robust_anonymize`: ``(qi, priors, max_states)``."""
     _check_r(r)
     qi = check_input_table(frame, qi, sa, group, None, "robust_anonymize")
     if len(frame) == 0:
@@ -1086,10 +1124,12 @@ def robust_anonymize(
         for a in pr.attributes:
             if a not in qi:
                 raise KnowledgeError(f"prior attribute {a!r} is not a quasi-identifier")
-    n = len(frame)
-    q = math.ceil(float(r))
-    codes, uniques = pd.factorize(frame[sa], sort=False)
-    uniques = list(uniques)
+    return qi, priors, max_states
+
+
+def _check_m_unique_possible(codes: np.ndarray, uniques: list, q: int, r) -> None:
+    """Raise if a sensitive value occurs in more than n / ceil(r) of the n records."""
+    n = len(codes)
     counts = np.bincount(codes, minlength=len(uniques))
     worst = int(np.argmax(counts))
     if counts[worst] * q > n:
@@ -1097,10 +1137,12 @@ def robust_anonymize(
             f"{r}-robust m-unique groups are impossible: sensitive value {uniques[worst]!r} "
             f"occurs in {counts[worst]:,} of {n:,} records, more than 1/{q}"
         )
-    weights = np.stack([pr.weights(frame, uniques, fractions=False) for pr in priors])  # K n D
-    rng = np.random.default_rng(seed)
 
-    # 1. Anatomy-style groups of ceil(r) inside each class of equal signatures
+
+def _signature_groups(
+    frame: pd.DataFrame, priors: list[Prior], codes: np.ndarray, q: int, rng
+) -> list[list[int]]:
+    """Step 1: m-unique groups of ``q`` records of equal signatures, the rest alone."""
     attrs = list(dict.fromkeys(a for pr in priors for a in pr.attributes))
     cls = frame.groupby(attrs, sort=True, dropna=False).ngroup().to_numpy()
     members: list[list[int]] = []
@@ -1114,34 +1156,87 @@ def robust_anonymize(
             members.append([int(piles[v].pop()) for v in top])
         for p in piles.values():
             members.extend([[int(t)] for t in p])
+    return members
 
-    # 2. merge violating groups
-    size = np.array([len(m) for m in members], dtype=float)
-    n_d = len(uniques)
-    mask = np.zeros((len(members), n_d), dtype=bool)
-    lo = np.full((len(priors), len(members), n_d), np.inf)
-    hi = np.full((len(priors), len(members), n_d), -np.inf)
-    for g, mem in enumerate(members):
-        mask[g, codes[mem]] = True
-        lo[:, g] = weights[:, mem].min(axis=1)
-        hi[:, g] = weights[:, mem].max(axis=1)
-    alive = np.ones(len(members), dtype=bool)
-    slack = _merged_slack(size, lo, hi, mask, r)
-    passing = (size >= r) & (slack <= 0)
 
-    def merge_into(g: int, h: int) -> None:
-        members[g] = members[g] + members[h]
-        members[h] = []
-        size[g] += size[h]
-        mask[g] |= mask[h]
-        lo[:, g] = np.minimum(lo[:, g], lo[:, h])
-        hi[:, g] = np.maximum(hi[:, g], hi[:, h])
-        alive[h] = False
-        s = _merged_slack(size[g : g + 1], lo[:, g : g + 1], hi[:, g : g + 1], mask[g : g + 1], r)
-        passing[g] = size[g] >= r and s[0] <= 0
-        passing[h] = False
+class _Groups:
+    """The groups of :func:`robust_anonymize` while they are merged (step 2).
 
-    def settle(queue: list[int], extra_ok) -> None:
+    Group ``g`` holds the records ``members[g]``; ``size[g]`` is their number,
+    ``mask[g, v]`` whether value ``v`` occurs in it, and ``lo[:, g, v]`` / ``hi[:, g, v]``
+    the smallest / largest prior weight of ``v`` over its records (one row per prior).
+    A group merged into another or dissolved is not ``alive`` and has no members.
+    ``passing[g]``: the group has at least r records and meets the Delta bound.
+    Groups only grow, and every alive group stays m-unique.
+    """
+
+    def __init__(self, members: list[list[int]], codes, weights, uniques: list, r):
+        self.members = members
+        self.codes, self.weights, self.uniques, self.r = codes, weights, uniques, r
+        n_g, n_d = len(members), len(uniques)
+        self.size = np.array([len(m) for m in members], dtype=float)
+        self.mask = np.zeros((n_g, n_d), dtype=bool)
+        self.lo = np.full((len(weights), n_g, n_d), np.inf)
+        self.hi = np.full((len(weights), n_g, n_d), -np.inf)
+        for g, mem in enumerate(members):
+            self.mask[g, codes[mem]] = True
+            self.lo[:, g] = weights[:, mem].min(axis=1)
+            self.hi[:, g] = weights[:, mem].max(axis=1)
+        self.alive = np.ones(n_g, dtype=bool)
+        slack = _merged_slack(self.size, self.lo, self.hi, self.mask, r)
+        self.passing = (self.size >= r) & (slack <= 0)
+
+    def merge_into(self, g: int, h: int) -> None:
+        """Move the records of group ``h`` into group ``g``; ``h`` dies."""
+        self.members[g] = self.members[g] + self.members[h]
+        self.members[h] = []
+        self.size[g] += self.size[h]
+        self.mask[g] |= self.mask[h]
+        self.lo[:, g] = np.minimum(self.lo[:, g], self.lo[:, h])
+        self.hi[:, g] = np.maximum(self.hi[:, g], self.hi[:, h])
+        self.alive[h] = False
+        one = slice(g, g + 1)
+        s = _merged_slack(self.size[one], self.lo[:, one], self.hi[:, one], self.mask[one], self.r)
+        self.passing[g] = self.size[g] >= self.r and s[0] <= 0
+        self.passing[h] = False
+
+    def dissolve(self, g: int) -> None:
+        """Move each record of group ``g`` into a passing group that stays passing; ``g`` dies."""
+        for t in self.members[g]:
+            v = self.codes[t]
+            h, lo, hi = self._home(t, g)
+            self.members[h].append(t)
+            self.size[h] += 1
+            self.mask[h, v] = True
+            self.lo[:, h], self.hi[:, h] = lo, hi
+        self.members[g] = []
+        self.alive[g] = False
+        self.passing[g] = False
+
+    def _home(self, t: int, g: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """The passing group (not ``g``) record ``t`` joins, and its lo and hi with ``t``."""
+        v = self.codes[t]
+        cand = np.flatnonzero(self.alive & self.passing & ~self.mask[:, v])
+        cand = cand[cand != g]
+        m_size = self.size[cand] + 1
+        w_t = self.weights[:, t][:, None, :]
+        m_lo = np.minimum(self.lo[:, cand], w_t)
+        m_hi = np.maximum(self.hi[:, cand], w_t)
+        m_mask = self.mask[cand].copy()
+        m_mask[:, v] = True
+        m_slack = _merged_slack(m_size, m_lo, m_hi, m_mask, self.r)
+        ok = np.flatnonzero(m_slack <= 0)
+        if len(ok) == 0:
+            raise ReleaseError(
+                f"no {self.r}-robust group can take the record at position {t} "
+                f"(sensitive value {self.uniques[v]!r}); try a smaller r, coarser or smoothed "
+                "priors"
+            )
+        j = int(ok[np.lexsort((m_slack[ok], m_size[ok]))[0]])
+        return int(cand[j]), m_lo[:, j], m_hi[:, j]
+
+    def settle(self, queue: list[int], extra_ok) -> None:
+        """Merge the groups of ``queue`` (last first) until each passes and ``extra_ok``."""
         deferred: list[int] = []
         progress, force = False, False
         while queue or deferred:
@@ -1149,102 +1244,77 @@ def robust_anonymize(
                 force = not progress  # a full round without a passing merge
                 queue, deferred, progress = deferred[::-1], [], False
             g = queue.pop()
-            if not alive[g] or (passing[g] and extra_ok(g)):
+            if not self.alive[g] or (self.passing[g] and extra_ok(g)):
                 continue
-            cand = np.flatnonzero(alive & ~(mask & mask[g]).any(axis=1))
+            cand = np.flatnonzero(self.alive & ~(self.mask & self.mask[g]).any(axis=1))
             cand = cand[cand != g]
             if len(cand) == 0:
-                _dissolve(g)
+                self.dissolve(g)
                 progress = True
                 continue
-            m_size = size[g] + size[cand]
-            m_lo = np.minimum(lo[:, g : g + 1], lo[:, cand])
-            m_hi = np.maximum(hi[:, g : g + 1], hi[:, cand])
-            m_mask = mask[g] | mask[cand]
-            m_slack = _merged_slack(m_size, m_lo, m_hi, m_mask, r)
-            ok = (m_size >= r) & (m_slack <= 0)
-            if ok.any():  # lexsort: the last key is the primary one
-                keys = (m_slack, passing[cand], m_size, ~ok)
-            elif not force:
+            best, forced = self._partner(g, cand, force)
+            if best is None:
                 deferred.append(g)  # other merges may make a partner for it
                 continue
-            else:
-                ratio = _merged_ratio(m_size, m_lo, m_hi, m_mask, r)
-                keys = (m_size, passing[cand], ratio)
+            if forced:
                 force = False
-            best = int(cand[np.lexsort(keys)[0]])
-            merge_into(g, best)
+            self.merge_into(g, best)
             progress = True
             queue.append(g)
 
-    def _dissolve(g: int) -> None:
-        for t in members[g]:
-            v = codes[t]
-            cand = np.flatnonzero(alive & passing & ~mask[:, v])
-            cand = cand[cand != g]
-            m_size = size[cand] + 1
-            w_t = weights[:, t][:, None, :]
-            m_lo = np.minimum(lo[:, cand], w_t)
-            m_hi = np.maximum(hi[:, cand], w_t)
-            m_mask = mask[cand].copy()
-            m_mask[:, v] = True
-            m_slack = _merged_slack(m_size, m_lo, m_hi, m_mask, r)
-            ok = np.flatnonzero(m_slack <= 0)
-            if len(ok) == 0:
-                raise ReleaseError(
-                    f"no {r}-robust group can take the record at position {t} "
-                    f"(sensitive value {uniques[v]!r}); try a smaller r, coarser or smoothed priors"
-                )
-            j = int(ok[np.lexsort((m_slack[ok], m_size[ok]))[0]])
-            h = int(cand[j])
-            members[h].append(t)
-            size[h] += 1
-            mask[h, v] = True
-            lo[:, h], hi[:, h] = m_lo[:, j], m_hi[:, j]
-        members[g] = []
-        alive[g] = False
-        passing[g] = False
+    def _partner(self, g: int, cand: np.ndarray, force: bool) -> tuple[int | None, bool]:
+        """The group of ``cand`` to merge ``g`` with (None: wait), and whether it was forced.
 
-    order = rng.permutation(len(members))
-    settle([int(g) for g in order if not passing[g]][::-1], lambda g: True)
+        The smallest merged group that passes (ties: a violating partner, then the most
+        slack); with ``force`` and none passing, the least Delta_max / Delta_ceil.
+        """
+        r = self.r
+        m_size = self.size[g] + self.size[cand]
+        m_lo = np.minimum(self.lo[:, g : g + 1], self.lo[:, cand])
+        m_hi = np.maximum(self.hi[:, g : g + 1], self.hi[:, cand])
+        m_mask = self.mask[g] | self.mask[cand]
+        m_slack = _merged_slack(m_size, m_lo, m_hi, m_mask, r)
+        ok = (m_size >= r) & (m_slack <= 0)
+        if ok.any():  # lexsort: the last key is the primary one
+            keys = (m_slack, self.passing[cand], m_size, ~ok)
+        elif not force:
+            return None, False
+        else:
+            ratio = _merged_ratio(m_size, m_lo, m_hi, m_mask, r)
+            keys = (m_size, self.passing[cand], ratio)
+        return int(cand[np.lexsort(keys)[0]]), not ok.any()
 
-    if verify:
-        limit = 1 / float(r)
-        checked: dict[int, bool] = {}
+    def numbered(self, n: int) -> np.ndarray:
+        """Group of each of the ``n`` records, groups numbered 1.. by their first record."""
+        group_of = np.zeros(n, dtype=np.int64)
+        firsts = sorted((min(m), g) for g, m in enumerate(self.members) if self.alive[g] and m)
+        for k, (_, g) in enumerate(firsts, start=1):
+            group_of[self.members[g]] = k
+        return group_of
 
-        def exact_ok(g: int) -> bool:
-            key = (g, len(members[g]))
-            if key not in checked:
-                mem = np.asarray(members[g])
-                ones = np.ones(len(mem), dtype=np.int64)  # m-unique: each value once
-                worst = 0.0
-                for w_all in weights:
-                    w = w_all[np.ix_(mem, codes[mem])]
-                    if _states(w, ones) <= max_states:
-                        probs = _exact_probs(w, ones, exact=False, max_states=max_states)
-                    else:  # pragma: no cover - groups this large need > 22 values
-                        probs = _monte_carlo(w, ones, 20_000, seed)[0]
-                    worst = max(worst, float(probs.max()))
-                checked[key] = worst <= limit + 1e-12
-            return checked[key]
 
-        while True:
-            bad = [g for g in np.flatnonzero(alive) if not exact_ok(int(g))]
-            if not bad:
-                break
-            for g in bad:
-                passing[g] = False
-            settle([int(g) for g in bad][::-1], exact_ok)
+def _exact_check(groups: _Groups, weights, codes, r, max_states: int, seed):
+    """Step 3's test: ``exact_ok(g)``, whether group g's exact posteriors are <= 1/r (cached)."""
+    limit = 1 / float(r)
+    checked: dict[tuple[int, int], bool] = {}
 
-    # number groups by their first record; rows sorted by group, then position
-    group_of = np.zeros(n, dtype=np.int64)
-    firsts = sorted((min(m), g) for g, m in enumerate(members) if alive[g] and m)
-    for k, (_, g) in enumerate(firsts, start=1):
-        group_of[members[g]] = k
-    rows = np.lexsort((np.arange(n), group_of))
-    out = frame.iloc[rows][qi + [sa]].copy()
-    out[group] = group_of[rows]
-    return Bucketized(out, qi=qi, sa=sa, group=group)
+    def exact_ok(g: int) -> bool:
+        key = (g, len(groups.members[g]))
+        if key not in checked:
+            mem = np.asarray(groups.members[g])
+            ones = np.ones(len(mem), dtype=np.int64)  # m-unique: each value once
+            worst = 0.0
+            for w_all in weights:
+                w = w_all[np.ix_(mem, codes[mem])]
+                if _states(w, ones) <= max_states:
+                    probs = _exact_probs(w, ones, exact=False, max_states=max_states)
+                else:  # pragma: no cover - groups this large need > 22 values
+                    probs = _monte_carlo(w, ones, 20_000, seed)[0]
+                worst = max(worst, float(probs.max()))
+            checked[key] = worst <= limit + 1e-12
+        return checked[key]
+
+    return exact_ok
 
 
 # ------------------------------------------------------------------- information loss

@@ -23,10 +23,10 @@ one group). The data rows, all ``A @ x == b``:
 ...                                sa="disease", group="bucket"))
 >>> s = model.structure
 >>> s.n_cells, len(s.classes), s.n_records
-(16, 7, 10)
+(27, 9, 10)
 >>> A, b, rows = s.data_rows(drop_redundant=True)
 >>> A.shape, rows["kind"].value_counts().to_dict()    # g + h - 1 rows per bucket
-((12, 16), {'QI': 7, 'SA': 5})
+((15, 27), {'QI': 9, 'SA': 6})
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ import pathlib
 import pkgutil
 import re
 
-import numpy as np
 import pytest
 
 import maxent_privacy
@@ -16,36 +15,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 MODULES = ["maxent_privacy"] + sorted(
     m.name for m in pkgutil.walk_packages(maxent_privacy.__path__, "maxent_privacy.")
 )
-#: modules whose docstring examples are known to be wrong (a bug in the package's
-#: docstrings, reported); strict: the xfail goes once the docstring is fixed
-STALE = {
-    "maxent_privacy.structure": "docstring says Figure 1 has 16 cells, 7 classes and 12 "
-    "independent data rows; it has 27 cells, 9 classes and 15 rows (QI 9, SA 6)",
-    "maxent_privacy.facts": "docstring says a fact's row over Figure 1 is (1, 16); the "
-    "model has 27 cells",
-    "maxent_privacy.solve.problem": "docstring says F_eq and F_in are (1, 16); the model "
-    "has 27 cells",
-    "maxent_privacy.solve.certificate": "the example prints np.True_ under numpy 2, not "
-    "True (a numpy bool compared)",
-    "maxent_privacy.solve.rank": "independent_rows([[1, 0], [2, 0], [0, 1]]) is [1, 2] "
-    "(QR with column pivoting takes the larger row first), the docstring says [0, 2]",
-}
-#: when they fail (default: always); numpy 1 still prints True
-STALE_IF = {"maxent_privacy.solve.certificate": int(np.__version__.split(".")[0]) >= 2}
 
 
 def _param(name):
-    if name in STALE:
-        wrong = STALE_IF.get(name, True)
-        mark = pytest.mark.xfail(wrong, strict=True, raises=AssertionError, reason=STALE[name])
-        return pytest.param(name, marks=mark)
     return name
 
 
 def test_every_module_is_listed():
     for name in ("maxent_privacy.model", "maxent_privacy.solve", "maxent_privacy.solve.presolve"):
         assert name in MODULES
-    assert set(STALE) <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", [_param(name) for name in MODULES])

@@ -97,7 +97,7 @@ def solve(model, options: SolveOptions) -> Result:
 
 
 def _backend(name: str, options: SolveOptions, fallback: bool):
-    opts = options.for_solver(name, drop_unknown=fallback)
+    opts = options.for_solver(name, fallback=fallback)
     if name == MAXENT:
         return Newton(
             opts["newton_tol"], opts["max_iter"], opts.get("time_limit"), options.verbose

@@ -174,13 +174,14 @@ class SolveOptions:
             )
         return name
 
-    def for_solver(self, name: str, drop_unknown: bool = False) -> dict:
-        """The caller's options checked for solver ``name`` (``drop_unknown``: leave out
-        those it does not take, for a fallback), merged over its defaults."""
+    def for_solver(self, name: str, fallback: bool = False) -> dict:
+        """The caller's options checked for solver ``name``, merged over its defaults.
+
+        ``fallback``: the options were given for our solver, which failed; they are left
+        out (an iteration or time budget meant for Newton must not stop the fallback).
+        """
         valid = solver_options(name)
-        given = dict(self.solver_options)
-        if valid is not None and drop_unknown:
-            given = {k: v for k, v in given.items() if k in valid}
+        given = {} if fallback else dict(self.solver_options)
         if valid is not None:
             for key, value in given.items():
                 if key not in valid:

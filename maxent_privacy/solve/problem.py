@@ -13,7 +13,7 @@ messages come back by name through the row map.
 >>> model.add(model.P("HIV") <= 0.5, name="hiv")
 >>> problem = model.compile()
 >>> problem.F_eq.shape, problem.F_in.shape
-((1, 16), (1, 16))
+((1, 27), (1, 27))
 >>> problem.rows.facts_of("<=", [0])
 ['hiv']
 """

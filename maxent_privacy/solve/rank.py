@@ -30,7 +30,7 @@ def independent_rows(dense: np.ndarray) -> np.ndarray:
     """Indices of a maximal set of linearly independent rows (QR with column pivoting).
 
     >>> independent_rows(np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0]])).tolist()
-    [0, 2]
+    [1, 2]
     """
     from scipy.linalg import qr
 
