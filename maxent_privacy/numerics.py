@@ -29,16 +29,23 @@ def cell_components(blocks: Sequence, n_cells: int) -> np.ndarray:
     a cell); ``None`` and empty blocks are skipped. Labels are ``0 .. k-1``; a cell in no
     row is a component of its own.
     """
-    parts = [sp.csr_array(abs(sp.csr_array(b))) for b in blocks if b is not None and b.shape[0]]
+    parts = [sp.coo_array(b) for b in blocks if b is not None and b.shape[0]]
     if n_cells == 0:
         return np.zeros(0, dtype=int)
-    inc = sp.vstack(parts, format="csr") if parts else sp.csr_array((0, n_cells))
-    big = sp.bmat([[None, inc.T], [inc, None]], format="csr") if inc.shape[0] else None
-    if big is None:
+    rows, cols, offset = [], [], n_cells
+    for part in parts:  # an edge cell -> row for every nonzero (traversed both ways)
+        rows.append(part.col)
+        cols.append(offset + part.row)
+        offset += part.shape[0]
+    if offset == n_cells:
         return np.arange(n_cells)
-    _, labels = connected_components(big, directed=False)
-    _, labels = np.unique(labels[:n_cells], return_inverse=True)
-    return labels
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    big = sp.csr_array((np.ones(len(r), dtype=bool), (r, c)), shape=(offset, offset))
+    k, labels = connected_components(big, directed=False)
+    labels = labels[:n_cells]
+    used = np.zeros(k, dtype=bool)
+    used[labels] = True
+    return (np.cumsum(used) - 1)[labels]  # 0 .. k'-1, in the order of the graph's labels
 
 
 def entropy_terms(x: np.ndarray, n: np.ndarray) -> np.ndarray:

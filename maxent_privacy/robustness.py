@@ -1093,14 +1093,7 @@ def robust_anonymize(
 
     # 3. merge further the groups whose exact posteriors exceed 1/r
     if verify:
-        exact_ok = _exact_check(groups, weights, codes, r, max_states, seed)
-        while True:
-            bad = [g for g in np.flatnonzero(groups.alive) if not exact_ok(int(g))]
-            if not bad:
-                break
-            for g in bad:
-                groups.passing[g] = False
-            groups.settle([int(g) for g in bad][::-1], exact_ok)
+        _merge_until_exact(groups, _exact_check(groups, weights, codes, r, max_states, seed))
 
     # number groups by their first record; rows sorted by group, then position
     group_of = groups.numbered(n)
@@ -1263,11 +1256,7 @@ class _Groups:
             queue.append(g)
 
     def _partner(self, g: int, cand: np.ndarray, force: bool) -> tuple[int | None, bool]:
-        """The group of ``cand`` to merge ``g`` with (None: wait), and whether it was forced.
-
-        The smallest merged group that passes (ties: a violating partner, then the most
-        slack); with ``force`` and none passing, the least Delta_max / Delta_ceil.
-        """
+        """The group of ``cand`` to merge ``g`` with (None: wait), and whether it is forced."""
         r = self.r
         m_size = self.size[g] + self.size[cand]
         m_lo = np.minimum(self.lo[:, g : g + 1], self.lo[:, cand])
@@ -1275,11 +1264,12 @@ class _Groups:
         m_mask = self.mask[g] | self.mask[cand]
         m_slack = _merged_slack(m_size, m_lo, m_hi, m_mask, r)
         ok = (m_size >= r) & (m_slack <= 0)
-        if ok.any():  # lexsort: the last key is the primary one
+        # lexsort: the last key is the primary one
+        if ok.any():  # the smallest that passes; ties: a violating partner, most slack
             keys = (m_slack, self.passing[cand], m_size, ~ok)
         elif not force:
             return None, False
-        else:
+        else:  # forced: the least Delta_max / Delta_ceil
             ratio = _merged_ratio(m_size, m_lo, m_hi, m_mask, r)
             keys = (m_size, self.passing[cand], ratio)
         return int(cand[np.lexsort(keys)[0]]), not ok.any()
@@ -1291,6 +1281,17 @@ class _Groups:
         for k, (_, g) in enumerate(firsts, start=1):
             group_of[self.members[g]] = k
         return group_of
+
+
+def _merge_until_exact(groups: _Groups, exact_ok) -> None:
+    """Step 3: merge the groups failing ``exact_ok`` further until every alive one passes."""
+    while True:
+        bad = [g for g in np.flatnonzero(groups.alive) if not exact_ok(int(g))]
+        if not bad:
+            break
+        for g in bad:
+            groups.passing[g] = False
+        groups.settle([int(g) for g in bad][::-1], exact_ok)
 
 
 def _exact_check(groups: _Groups, weights, codes, r, max_states: int, seed):

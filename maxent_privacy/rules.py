@@ -161,6 +161,39 @@ def mine_rules(
     1   male    NaN  Breast Cancer        6      0         0.0  negative
     2   male    NaN    Lung Cancer        6      0         0.0  negative
     """
+    qi = _check_mining_input(original_frame, qi, sa, min_support)
+    sizes = _check_sizes(attributes, len(qi))
+    min_support = int(min_support)
+    n_records = len(original_frame)
+
+    s_codes, s_values = _factorize(original_frame[sa])
+    prior = np.bincount(s_codes, minlength=len(s_values)) / max(n_records, 1)
+    q_codes, q_values = _factorize_qi(original_frame, qi)
+
+    parts = {"positive": [], "negative": []}
+    subsets = [subset for t in sizes for subset in combinations(range(len(qi)), t)]
+    for subset_id, subset in enumerate(subsets):
+        key, _ = _mixed_radix([q_codes[j] for j in subset], [len(q_values[j]) for j in subset])
+        for kind, found in _rules_of_subset(key, s_codes, prior, min_support).items():
+            parts[kind].append((np.full(len(found[0]), subset_id), *found))
+
+    frames = [
+        _rules_frame(
+            kind, _ranked_rules(kind, parts[kind]), subsets, qi, q_codes, q_values, s_values
+        )
+        for kind in ("positive", "negative")
+    ]
+    frame = pd.concat(frames, ignore_index=True)
+    return Rules(
+        frame,
+        qi=qi,
+        sa=sa,
+        info={"n_records": n_records, "min_support": min_support, "attributes": sizes},
+    )
+
+
+def _check_mining_input(original_frame, qi, sa: str, min_support) -> list[str]:
+    """Check the arguments of :func:`mine_rules` (but ``attributes``); the QI as a list."""
     if not isinstance(original_frame, pd.DataFrame):
         raise KnowledgeError(
             f"mine_rules needs a pandas DataFrame, got {type(original_frame).__name__}"
@@ -191,76 +224,73 @@ def mine_rules(
         raise KnowledgeError(
             f"min_support is a number of records (an integer >= 1), got {min_support!r}"
         )
-    sizes = _check_sizes(attributes, len(qi))
-    min_support = int(min_support)
-    n_records = len(original_frame)
+    return qi
 
-    s_codes, s_values = _factorize(original_frame[sa])
-    n_s = len(s_values)
-    prior = np.bincount(s_codes, minlength=n_s) / max(n_records, 1)
+
+def _factorize_qi(original_frame: pd.DataFrame, qi: list[str]) -> tuple[list, list]:
+    """Per QI column: int64 codes and sorted distinct values (see :func:`_factorize`)."""
     q_codes, q_values = [], []
     for col in qi:
         codes, uniques = _factorize(original_frame[col])
         q_codes.append(codes.astype(np.int64))
         q_values.append(uniques)
+    return q_codes, q_values
 
-    parts = {"positive": [], "negative": []}
-    subset_id = 0
-    subsets = []
-    for t in sizes:
-        for subset in combinations(range(len(qi)), t):
-            subsets.append(subset)
-            key, _ = _mixed_radix([q_codes[j] for j in subset], [len(q_values[j]) for j in subset])
-            _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-            n_q = len(first)
-            support = np.bincount(inv, minlength=n_q)
-            counts = np.bincount(inv * n_s + s_codes, minlength=n_q * n_s).reshape(n_q, n_s)
-            conf = counts / support[:, None]
-            pos_q, pos_s = np.nonzero(counts >= min_support)
-            neg_q, neg_s = np.nonzero((support[:, None] >= min_support) & (conf < prior[None, :]))
-            for kind, qq, ss in (("positive", pos_q, pos_s), ("negative", neg_q, neg_s)):
-                parts[kind].append(
-                    (
-                        np.full(len(qq), subset_id),
-                        qq,
-                        first[qq],
-                        ss,
-                        support[qq],
-                        counts[qq, ss],
-                    )
-                )
-            subset_id += 1
 
-    frames = []
-    for kind in ("positive", "negative"):
-        sid, qv, rep, s, support, count = (
-            np.concatenate(a) for a in zip(*parts[kind], strict=True)
-        )
-        confidence = count / np.maximum(support, 1)
-        if kind == "positive":
-            order = np.lexsort((s, qv, sid, -count, -confidence))
-        else:
-            order = np.lexsort((s, qv, sid, -support, confidence))
-        sid, rep, s = sid[order], rep[order], s[order]
-        support, count, confidence = support[order], count[order], confidence[order]
-        columns = {}
-        for j, col in enumerate(qi):
-            used = np.array([j in sub for sub in subsets], dtype=bool)[sid]
-            values = pd.Series(q_values[j].take(q_codes[j][rep]), copy=False)
-            columns[col] = _with_na(values, used)
-        columns["sa_value"] = pd.Series(s_values.take(s), copy=False)
-        columns["support"] = support.astype(np.int64)
-        columns["count"] = count.astype(np.int64)
-        columns["confidence"] = confidence.astype(float)
-        columns["kind"] = kind
-        frames.append(pd.DataFrame(columns))
-    frame = pd.concat(frames, ignore_index=True)
-    return Rules(
-        frame,
-        qi=qi,
-        sa=sa,
-        info={"n_records": n_records, "min_support": min_support, "attributes": sizes},
+def _rules_of_subset(
+    key: np.ndarray, s_codes: np.ndarray, prior: np.ndarray, min_support: int
+) -> dict[str, tuple]:
+    """Per kind, arrays ``(qv, rep, s, support, count)`` of the rules fixing one subset."""
+    # key: each record's values of the subset; qv: index of Qv among its distinct values,
+    # rep: a record with Qv, s: the sensitive code
+    n_s = len(prior)
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    n_q = len(first)
+    support = np.bincount(inv, minlength=n_q)
+    counts = np.bincount(inv * n_s + s_codes, minlength=n_q * n_s).reshape(n_q, n_s)
+    conf = counts / support[:, None]
+    pos_q, pos_s = np.nonzero(counts >= min_support)
+    neg_q, neg_s = np.nonzero((support[:, None] >= min_support) & (conf < prior[None, :]))
+    return {
+        kind: (qq, first[qq], ss, support[qq], counts[qq, ss])
+        for kind, qq, ss in (("positive", pos_q, pos_s), ("negative", neg_q, neg_s))
+    }
+
+
+def _ranked_rules(kind: str, parts: list[tuple]) -> tuple[np.ndarray, ...]:
+    """One kind's rules of all subsets, ranked: ``(sid, rep, s, support, count, confidence)``."""
+    sid, qv, rep, s, support, count = (np.concatenate(a) for a in zip(*parts, strict=True))
+    confidence = count / np.maximum(support, 1)
+    if kind == "positive":
+        order = np.lexsort((s, qv, sid, -count, -confidence))
+    else:
+        order = np.lexsort((s, qv, sid, -support, confidence))
+    return (
+        sid[order],
+        rep[order],
+        s[order],
+        support[order],
+        count[order],
+        confidence[order],
     )
+
+
+def _rules_frame(
+    kind: str, ranked: tuple, subsets: list, qi: list[str], q_codes, q_values, s_values
+) -> pd.DataFrame:
+    """The rows of :attr:`Rules.frame` for the ranked rules of one kind."""
+    sid, rep, s, support, count, confidence = ranked
+    columns = {}
+    for j, col in enumerate(qi):
+        used = np.array([j in sub for sub in subsets], dtype=bool)[sid]
+        values = pd.Series(q_values[j].take(q_codes[j][rep]), copy=False)
+        columns[col] = _with_na(values, used)
+    columns["sa_value"] = pd.Series(s_values.take(s), copy=False)
+    columns["support"] = support.astype(np.int64)
+    columns["count"] = count.astype(np.int64)
+    columns["confidence"] = confidence.astype(float)
+    columns["kind"] = kind
+    return pd.DataFrame(columns)
 
 
 # ------------------------------------------------------------------------- Rules

@@ -188,14 +188,14 @@ def solve_newton(H, g, state=None):
     gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
     ridges = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
     start = 0 if state is None else state.get("ridge", 0)
+    dense = _dense_rows(H)
     for k in range(start, len(ridges)):
         ridge = ridges[k]
         Hr = H if ridge == 0 else H + (ridge * diag_max) * eye
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             try:
-                lu = splu(Hr, permc_spec="MMD_AT_PLUS_A", options={"SymmetricMode": True})
-                d = lu.solve(g)
+                d = _schur_solve(Hr, g, dense) if len(dense) else _lu(Hr).solve(g)
             except Exception:
                 continue
         if not np.all(np.isfinite(d)):
@@ -206,6 +206,41 @@ def solve_newton(H, g, state=None):
                 state["ridge"] = k  # the next Newton step starts from this ridge
             return d
     return None
+
+
+def _lu(H):
+    return splu(sp.csc_array(H), permc_spec="MMD_AT_PLUS_A", options={"SymmetricMode": True})
+
+
+def _dense_rows(H) -> np.ndarray:
+    """Rows coupled with many others (facts over whole populations): factored apart."""
+    n = H.shape[0]
+    nnz = np.diff(sp.csr_array(H).indptr)
+    dense = np.flatnonzero(nnz > max(tl.DENSE_ROW, 0.05 * n))
+    return dense if 0 < len(dense) <= tl.DENSE_ROWS_MAX and len(dense) < n else dense[:0]
+
+
+def _schur_solve(H, g, dense: np.ndarray) -> np.ndarray:
+    """``H d = g`` with the dense rows eliminated block-wise: the sparse part B (block
+    diagonal per bucket once the facts' rows are out) is factored without fill-in, and the
+    k dense rows are solved through their k x k Schur complement."""
+    n = H.shape[0]
+    is_dense = np.zeros(n, dtype=bool)
+    is_dense[dense] = True
+    sparse = np.flatnonzero(~is_dense)
+    Hc = sp.csc_array(H)
+    B = Hc[sparse][:, sparse]
+    C = Hc[sparse][:, dense].toarray()
+    D = Hc[dense][:, dense].toarray()
+    lu = _lu(B)
+    X = lu.solve(C) if C.shape[1] else np.zeros((len(sparse), 0))
+    y = lu.solve(g[sparse])
+    S = D - C.T @ X
+    z = np.linalg.solve(S, g[dense] - C.T @ y)
+    d = np.empty(n)
+    d[sparse] = y - X @ z
+    d[dense] = z
+    return d
 
 
 def _components(n_cells, cls, rows):
@@ -229,6 +264,7 @@ def newton_maxent(
     deadline: float | None = None,
     max_rounds: int = 40,
     verbose: bool = False,
+    comp=None,
 ) -> DualResult:
     """Maximum entropy of ``x >= 0`` with class totals ``R``, ``O x = b``, ``G x <= h``.
 
@@ -237,9 +273,10 @@ def newton_maxent(
     cells. Stops when every row residual is at most ``tol * max(1, |rhs|)`` and the gap
     ``phi - H`` is at most ``tol * max(1, sum R)``; raises :class:`NotConverged`
     otherwise, with the cells that went to ~0 (candidates for forced zeros) and the
-    components that did converge attached.
+    components that did converge attached. ``comp`` (optional) labels the cells' connected
+    components (through the classes and the rows) when the caller knows them.
     """
-    P = _Batch.of(n, cls, R, O, b, G, h)
+    P = _Batch.of(n, cls, R, O, b, G, h, comp)
     lam = np.zeros(P.O.shape[0]) if lam0 is None else np.array(lam0, dtype=float)
     mu = np.zeros(P.G.shape[0]) if mu0 is None else np.maximum(np.array(mu0, dtype=float), 0.0)
     if lam0 is None and P.O.shape[0]:  # (O, b are P's checked arrays from here on)
@@ -321,7 +358,7 @@ class _Batch:
     ineq_comp: np.ndarray
 
     @classmethod
-    def of(cls_, n, cls, R, O, b, G, h) -> _Batch:
+    def of(cls_, n, cls, R, O, b, G, h, comp=None) -> _Batch:
         n = np.asarray(n, dtype=float)
         cls = np.asarray(cls)
         R = np.asarray(R, dtype=float)
@@ -334,7 +371,10 @@ class _Batch:
         K = _Classes(cls, R)
         with np.errstate(divide="ignore"):
             logn = np.log(n)
-        comp = _components(m, cls, [O, G])
+        if comp is None:
+            comp = _components(m, cls, [O, G])
+        else:
+            _, comp = np.unique(comp, return_inverse=True)
         cls_comp = np.zeros(K.C, dtype=int)
         cls_comp[cls] = comp
         n_comp = int(comp.max()) + 1 if m else 0

@@ -27,7 +27,7 @@ __all__ = ["Newton", "run_job"]
 def run_job(args, kw):
     """One batch through :func:`newton_maxent`; errors as values (picklable)."""
     try:
-        return "ok", newton_maxent(*args, **kw)
+        return "ok", newton_maxent(*args[:7], comp=args[7], **kw)
     except DualUnbounded as err:
         return "unbounded", np.flatnonzero(np.isin(err.cell_comp, err.components))
     except NotConverged as err:
@@ -65,7 +65,7 @@ class Newton:
             G, h = sp.csr_array(red.Fin[part.ik][:, cells]), red.fin[part.ik]
         used, local = np.unique(s.cell_class[red.free[cells]], return_inverse=True)
         n = s.cell_n[red.free[cells]]
-        return (n, local, red.r[0][used], sp.csr_array(O), o, G, h)
+        return (n, local, red.r[0][used], sp.csr_array(O), o, G, h, part.comp)
 
     def finish(self, red: Reduced, part: Part, args: tuple, outcome, elapsed: float):
         """The part's answer from a job's outcome (or the error it proves)."""
@@ -143,7 +143,7 @@ class Newton:
     def _stalled(self, red, part, args, message, small, found, state, done) -> Exception:
         how = "dual certificate"
         if not len(found) and len(small):
-            n, cls, R, O, o, G, h = args
+            n, cls, R, O, o, G, h, _ = args
             A = sp.vstack([class_rows(cls, len(R)), O], format="csr")
             found = lp_zeros_by_component(A, np.concatenate([R, o]), G, h, part.comp, small)
             how = "LP"
