@@ -132,18 +132,26 @@ def _on_dask(client, jobs, kw, show) -> list:
 
 
 def _run_conic(red, parts: Parts, todo, backend, progress) -> list:
+    """One component at a time; the bar counts cells (a component's time grows with its
+    cells) and shows the largest component so far with its iteration count."""
     from tqdm import tqdm
 
-    n_cells = int(parts.cells_per_component()[todo].sum()) if len(todo) else 0
-    show = (
-        progress
-        if progress is not None
-        else (len(todo) > tl.PROGRESS_COMPONENTS or n_cells > tl.PROGRESS_CELLS)
-    )
-    out = []
-    bar = tqdm(todo, desc=backend.name, unit="component", disable=not show or not len(todo))
-    for k in bar:
-        out.append(backend.solve(red, parts.take([k])))
+    sizes = parts.cells_per_component()
+    n_cells = int(sizes[todo].sum()) if len(todo) else 0
+    show = progress
+    if show is None:
+        show = len(todo) > tl.PROGRESS_COMPONENTS or n_cells > tl.PROGRESS_CELLS
+    out, largest = [], -1
+    off = not show or not len(todo)
+    with tqdm(total=n_cells, desc=backend.name, unit="cell", disable=off) as bar:
+        for k in todo:
+            sol = backend.solve(red, parts.take([k]))
+            out.append(sol)
+            if sizes[k] >= largest:
+                largest = int(sizes[k])
+                iters = sol.records[0].get("iterations") or 0
+                bar.set_postfix_str(f"largest {largest:,} cells, {iters} iterations")
+            bar.update(int(sizes[k]))
     return out
 
 

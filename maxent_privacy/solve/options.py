@@ -31,9 +31,11 @@ __all__ = ["DEFAULT_OPTIONS", "MAXENT", "SolveOptions", "exp_cone_solvers", "sol
 #: our own solver (Newton on the dual, :mod:`.newton`)
 MAXENT = "MAXENT"
 
-#: solver options used unless the caller gives their own
+#: solver options used unless the caller gives their own. SCS (first order) stops at
+#: 1e-6 and our polish (Newton on the dual) takes its answer to floating point: asking SCS
+#: itself for 1e-9 costs minutes on Du Adult with 500 rules (544 s against 16 s)
 DEFAULT_OPTIONS = {
-    "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000},
+    "SCS": {"eps_abs": 1e-6, "eps_rel": 1e-6, "max_iters": 100_000},
     "ECOS": {"max_iters": 200},
     "CLARABEL": {"max_iter": 400},
     MAXENT: {"newton_tol": tl.NEWTON_TOL, "max_iter": tl.NEWTON_MAX_ITER},
