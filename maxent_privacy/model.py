@@ -45,6 +45,12 @@ from .facts import (
     linearize,
     tag,
 )
+from .generalized import Generalized
+from .knowledge import Grouped, Soft
+from .pooled import build_pooled
+from .solve import SolveOptions
+from .solve import solve as solve_model
+from .solve.problem import compile_problem
 from .structure import build_single, remap_matrix
 
 __all__ = ["Fact", "MaxEntModel", "Person"]
@@ -137,8 +143,6 @@ class MaxEntModel:
     def _rebuild(self) -> None:
         """Build the structure for the persons singled out so far, and a new variable."""
         if self.pooled:
-            from .pooled import build_pooled
-
             names = [p.name for p in self._persons]
             self.structure = build_pooled(self.releases, self.populations, split=names)
         else:
@@ -357,8 +361,6 @@ class MaxEntModel:
 
     def _expand(self, constraint, name):
         """``(name, constraint, row_groups)`` for every fact in ``constraint``."""
-        from .knowledge import Grouped, Soft
-
         if isinstance(constraint, Soft):
             yield name, constraint, None
         elif isinstance(constraint, Grouped):
@@ -374,8 +376,6 @@ class MaxEntModel:
 
     def _compile(self, constraint, name, row_groups) -> Fact:
         """Check one constraint and compile it to a :class:`Fact`."""
-        from .knowledge import Soft
-
         position = len(self.facts) + 1
         if isinstance(constraint, Soft):
             if name is None:
@@ -569,8 +569,6 @@ class MaxEntModel:
     def compile(self):
         """The model as arrays for the solver: a :class:`~maxent_privacy.solve.MaxEntProblem`
         (data rows, fact rows and the row map naming them)."""
-        from .solve.problem import compile_problem
-
         return compile_problem(self)
 
     def solve(
@@ -608,8 +606,6 @@ class MaxEntModel:
         Other keyword arguments are the solver's own options, checked by name (see
         :func:`maxent_privacy.solve.solver_options`); an unknown one raises.
         """
-        from .solve import SolveOptions, solve
-
         options = SolveOptions(
             solver=solver,
             decompose=decompose,
@@ -621,7 +617,7 @@ class MaxEntModel:
             progress=progress,
             solver_options=options,
         )
-        return solve(self, options)
+        return solve_model(self, options)
 
     def __repr__(self) -> str:
         return (
@@ -632,8 +628,6 @@ class MaxEntModel:
 
 def _check_releases(release, populations) -> tuple[list, list]:
     """The releases and populations as lists, checked."""
-    from .generalized import Generalized
-
     releases = list(release) if isinstance(release, (list, tuple)) else [release]
     if not releases:
         raise ReleaseError("MaxEntModel needs at least one release")

@@ -47,6 +47,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ..conflicts import explained
 from ..errors import InfeasibleKnowledge, SolverFailed
 from ..results import Result
 from .certificate import InaccuracyWarning, certify, gap_ok
@@ -75,8 +76,6 @@ __all__ = [
 
 def solve(model, options: SolveOptions) -> Result:
     """The maximum-entropy estimate of ``model``, certified (see the module docstring)."""
-    from ..conflicts import explained
-
     options = options.checked()
     problem = model.compile()
     try:

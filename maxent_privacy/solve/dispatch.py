@@ -17,6 +17,7 @@ import numpy as np
 from . import tolerances as tl
 from .closed_form import ClosedForm
 from .components import Parts, PartSolution
+from .forced_zeros import ForcedZeros
 from .newton_backend import Newton, run_job
 
 __all__ = ["Memo", "batches", "runner", "solve_parts"]
@@ -108,8 +109,6 @@ def _run_newton(red, parts: Parts, todo, backend: Newton, client, progress) -> l
         except Exception as err:  # noqa: BLE001 - re-raised below, after the others
             errors.append(err)
     if errors:
-        from .forced_zeros import ForcedZeros
-
         first = errors[0]
         if isinstance(first, ForcedZeros):
             first.kept.extend(done)
