@@ -454,9 +454,23 @@ def main(argv=None) -> int:
     parser.add_argument("--big-cap", type=float, default=None)
     parser.add_argument("--scs-cap", type=float, default=None)
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--random", type=int, default=None, metavar="N",
+        help="N random re-publishing instances against plain cvxpy + Clarabel "
+        "(benchmarks/random_instances.py); prints the min and median ratio",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.child:
         child(args.child)
+        return 0
+    if args.random:
+        from random_instances import run, summary
+
+        table = run(args.random)
+        write_text(
+            args.out / "random.md", table.to_markdown(index=False) + "\n\n" + summary(table) + "\n"
+        )
+        print(summary(table))
         return 0
     from maxent_privacy.solve import exp_cone_solvers
 
