@@ -74,7 +74,7 @@ def _timed(releases, **solve):
 
 def run(n: int, first_seed: int = 1) -> pd.DataFrame:
     """The table of ``n`` random instances (seeds ``first_seed ...``)."""
-    from maxent_privacy import Bucketized, MaxEntModel, datasets
+    from maxent_privacy import Bucketized, InaccurateSolution, MaxEntModel, datasets
 
     warm = Bucketized(
         datasets.du2008_figure1(), qi=["gender", "degree"], sa="disease", group="bucket"
@@ -84,9 +84,13 @@ def run(n: int, first_seed: int = 1) -> pd.DataFrame:
     rows = []
     for seed in range(first_seed, first_seed + n):
         releases, text = instance(seed)
-        t_plain, plain = _timed(
-            releases, solver="CLARABEL", decompose=False, presolve=False, polish=False
-        )
+        plain_opts = {"solver": "CLARABEL", "decompose": False, "presolve": False, "polish": False}
+        try:
+            t_plain, plain = _timed(releases, **plain_opts)
+            plain_note = ""
+        except InaccurateSolution:  # its answer fails our check at 1e-6: time it at 1e-4
+            t_plain, plain = _timed(releases, tol=1e-4, **plain_opts)
+            plain_note = "plain at tol 1e-4"
         t_ours, ours = _timed(releases)
         diff = float(np.nanmax(np.abs(
             plain.person_posterior().to_numpy() - ours.person_posterior().to_numpy()
@@ -102,6 +106,7 @@ def run(n: int, first_seed: int = 1) -> pd.DataFrame:
                 "ratio": t_plain / t_ours,
                 "max |Δpost|": diff,
                 "forced zeros": sum(ours.solver_stats["forced_zeros"].values()),
+                "note": plain_note,
             }
         )
         print(
