@@ -220,7 +220,8 @@ def mondrian(
         cell_of = np.array(cells, dtype=object)
         out[col] = pd.Series(cell_of[group_of - 1], index=frame.index, dtype=object)
     out[group] = group_of
-    return Generalized(out, qi=qi, sa=sa, group=group, person=person)
+    # cells in our own syntax: a categorical value such as 'A*' stays exact
+    return Generalized(out, qi=qi, sa=sa, group=group, person=person, formats="ours")
 
 
 def _not_number(value) -> bool:
