@@ -39,6 +39,7 @@ from .knowledge import count_having, soft, vague
 from .model import MaxEntModel, Person
 from .parser import KnowledgeFileError
 from .plotting import plot_privacy_curve
+from .ranges import between
 from .results import Certificate, Result
 from .rules import Rules, mine_rules
 from .solve import InaccuracyWarning, SolveOptions, exp_cone_solvers
@@ -74,6 +75,7 @@ __all__ = [
     "SolveOptions",
     "Structure",
     "UnsupportedModel",
+    "between",
     "anonymize",
     "attacks",
     "check_kc",

@@ -8,6 +8,15 @@ the maximum-entropy posterior without knowledge, then with P(Breast Cancer | mal
 file under the knowledge in a text file (see :mod:`maxent_privacy.parser`), prints the
 solve's summary (certificate and the facts' duals) and writes the posterior.
 
+A generalized release (QI cells such as ``[44-47]``, ``20-29``, ``[20, 30[``, ``<30``,
+``021**``, ``{a, b}``, ``*``: see :mod:`maxent_privacy.generalized`) needs its population,
+``--population people.csv``: a CSV file with a person id column (``--population-id``;
+default the ``--person`` column's name if the file has it, else its first column) and the
+exact value of every QI column (columns of plain numbers are read as numbers, others as
+text). Without ``--population``, a release in which some QI cell is generalized is refused
+rather than read as exact values; ``--formats ours`` reads only our own cell syntax and
+``--formats none`` every cell as an exact value.
+
 Errors. A user's mistake is one line on stderr, ``error: <message>``, naming the file,
 column, value or fact at fault, and never a Python traceback. The release must be a
 comma-separated UTF-8 text file (``.gz``, ``.bz2``, ``.xz``, ``.zip`` or ``.zst`` when the
@@ -18,8 +27,9 @@ file is written whole or not at all (see :mod:`maxent_privacy._io`). Exit codes:
 0    success
 1    internal error: a bug in maxent-privacy; the traceback is printed, please report it
 2    usage or bad input: arguments (argparse also exits 2), an unreadable, empty or
-     malformed release or knowledge file, an unknown solver, knowledge that the release
-     cannot satisfy (the facts contradict the data or each other)
+     malformed release, population or knowledge file, generalized cells without
+     ``--population``, an unknown solver, knowledge that the release cannot satisfy
+     (the facts contradict the data or each other)
 3    the solver failed: no optimal answer, or one that failed our certificate check
      (try another ``--solver``)
 4    output not written: ``--out`` (no such folder, not writable, disk full) or standard
@@ -54,6 +64,7 @@ from . import datasets
 from ._io import atomic_write, check_target, write_text
 from .data import Bucketized
 from .errors import InaccurateSolution, MaxEntError, OutputError, ReleaseError, SolverFailed
+from .generalized import Generalized, check_population, find_generalized
 from .model import MaxEntModel
 
 EXIT_OK = 0
@@ -255,14 +266,16 @@ _READ_ERRORS = (
 _SEPARATORS = ((";", "semicolon"), ("\t", "tab"), ("|", "bar"))
 
 
-def read_release_csv(path) -> pd.DataFrame:
+def read_release_csv(path, kind: str = "release") -> pd.DataFrame:
     """Read a release's CSV file as text; an unreadable file is an error naming it.
 
     Missing, a folder, not readable, empty or blank, compressed or binary without the
     extension to say so, not UTF-8, rows with more fields than the header, a single column
     (not comma-separated): each an ``_InputError`` (exit code 2) whose message starts with
-    the path. Values are read as text (``dtype=str``), as before.
+    the path. Values are read as text (``dtype=str``), as before. ``kind`` is
+    ``"release"`` or ``"population"`` (for the messages).
     """
+    what, row = ("a population", "person") if kind == "population" else ("a release", "record")
     path = Path(path)
     try:
         st = os.stat(path)
@@ -280,8 +293,8 @@ def read_release_csv(path) -> pd.DataFrame:
     plain = source is not None and not compressed  # a regular file we may read again
     if whole and not compressed and not head.strip(b" \t\r\n"):
         raise _InputError(
-            f"{path}: the file is empty; a release is a CSV file with a header line and one "
-            "row per record"
+            f"{path}: the file is empty; {what} is a CSV file with a header line and one "
+            f"row per {row}"
         )
     if not compressed:
         what = _sniff(head)
@@ -302,8 +315,8 @@ def read_release_csv(path) -> pd.DataFrame:
         ) from exc
     except pd.errors.EmptyDataError as exc:
         raise _InputError(
-            f"{path}: no header line (the file is blank); a release is a CSV file with a "
-            "header line and one row per record"
+            f"{path}: no header line (the file is blank); {what} is a CSV file with a "
+            f"header line and one row per {row}"
         ) from exc
     except pd.errors.ParserWarning as exc:
         where = _long_row(path) if plain else "some lines have more fields than the header"
@@ -333,7 +346,7 @@ def read_release_csv(path) -> pd.DataFrame:
         if name.lstrip().startswith(("{", "[")):
             hint = "; the file looks like JSON"
         raise _InputError(
-            f"{path}: one column only ({name[:60]!r}){hint}; a release is comma-separated"
+            f"{path}: one column only ({name[:60]!r}){hint}; {what} is comma-separated"
         )
     return frame
 
@@ -378,12 +391,7 @@ def _analyze(args, out) -> int:
             reason = exc.strerror or _one_line(exc)
             raise _InputError(f"{args.knowledge}: cannot read: {reason}") from exc
     frame = read_release_csv(args.release)
-    try:
-        release = Bucketized(frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person)
-    except ReleaseError as exc:
-        message = _one_line(exc, limit=_MAX_MESSAGE // 2)
-        raise _InputError(f"{message} (release file {args.release})") from exc
-    model = MaxEntModel(release)
+    model, release = _build_model(args, frame)
     names = apply_knowledge(model, statements)
     result = model.solve(solver=args.solver)
     table = result.posterior(by="group" if args.by == "group" else None)
@@ -408,6 +416,96 @@ def _analyze(args, out) -> int:
     else:
         print(f"posterior written to {args.out}", file=out)
     return EXIT_OK
+
+
+_FORMATS = {"auto": "auto", "ours": "ours", "none": None}
+
+
+def _build_model(args, frame: pd.DataFrame):
+    """The model of the release in ``frame``: bucketized, or generalized with the
+    population of ``--population`` (generalized cells without one are an error)."""
+    formats = _FORMATS[getattr(args, "formats", "auto") or "auto"]
+    population_file = getattr(args, "population", None)
+    where = f"release file {args.release}"
+    try:
+        if population_file is None:
+            release = Bucketized(
+                frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person
+            )
+            try:
+                found = find_generalized(release.frame, release.qi, formats=formats)
+            except ReleaseError as exc:
+                raise ReleaseError(
+                    f"{exc}; --formats none reads every cell as an exact value"
+                ) from exc
+            if found:
+                col, cell = next(iter(found.items()))
+                raise _InputError(
+                    f"{args.release}: column {col!r} holds generalized cells such as "
+                    f"{cell!r}; a generalized release needs its population (person id and "
+                    "exact quasi-identifiers): give it with --population FILE (or "
+                    "--formats none to read every cell as an exact value)"
+                )
+            return MaxEntModel(release), release
+        if args.by == "group":
+            raise _UsageError(
+                "--by group is for bucketized releases; with --population the posterior "
+                "is by exact QI (and per person)"
+            )
+        release = Generalized(
+            frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person, formats=formats
+        )
+    except ReleaseError as exc:
+        message = _one_line(exc, limit=_MAX_MESSAGE // 2)
+        raise _InputError(f"{message} ({where})") from exc
+    people = read_release_csv(population_file, kind="population")
+    id_column = _population_id(args, people)
+    try:
+        population = _population_table(people, id_column, release.qi)
+        model = MaxEntModel(release, populations=[population])
+    except ReleaseError as exc:
+        message = _one_line(exc, limit=_MAX_MESSAGE // 2)
+        raise _InputError(f"{message} ({where}, population file {population_file})") from exc
+    return model, release
+
+
+def _population_id(args, people: pd.DataFrame) -> str:
+    """``--population-id``, else the release's person column if the population has one,
+    else the population's first column."""
+    if args.population_id is not None:
+        if args.population_id not in people.columns:
+            have = ", ".join(map(str, people.columns))
+            raise _InputError(
+                f"{args.population}: --population-id column {args.population_id!r} is not in "
+                f"the file (columns: {have})"
+            )
+        return args.population_id
+    if args.person is not None and args.person in people.columns:
+        return args.person
+    return str(people.columns[0])
+
+
+def _population_table(people: pd.DataFrame, id_column: str, qi) -> pd.DataFrame:
+    """The population indexed by person id, checked (ids unique, QI present)."""
+    if id_column in qi:
+        raise ReleaseError(
+            f"the population's person id column {id_column!r} is a quasi-identifier; name "
+            "the id column with --population-id"
+        )
+    check_population(people, qi, id_column)
+    people = people.copy()
+    for col in qi:  # numbers as numbers (ages sort and compare as numbers), codes as text
+        text = people[col].str.strip()
+        if text.str.fullmatch(_INTEGER).all():
+            people[col] = text.astype("int64")
+        elif text.str.fullmatch(_DECIMAL).all():
+            people[col] = text.astype(float)
+    return people.set_index(id_column)
+
+
+# numbers written without leading zeros: 02139 (a zip code) stays text
+_INTEGER = r"-?(?:0|[1-9]\d{0,17})"
+_DECIMAL = r"-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?"
 
 
 def _guard(command, err) -> int:
@@ -491,8 +589,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     an = sub.add_parser(
         "analyze",
-        help="posterior of a bucketized release (CSV) under knowledge from a text file",
-        description="Estimate P(sensitive | QI) of a bucketized release by maximum entropy, "
+        help="posterior of a bucketized or generalized release (CSV) under knowledge from "
+        "a text file",
+        description="Estimate P(sensitive | QI) of a bucketized release (or a generalized "
+        "one with --population) by maximum entropy, "
         "under background knowledge written in a text file (one fact a line, e.g. "
         'P(disease = "Flu" | gender = "male") = 0.3).',
         epilog=EXIT_CODES,
@@ -505,6 +605,25 @@ def _parser() -> argparse.ArgumentParser:
     an.add_argument("--sa", required=True, metavar="COL", help="sensitive column")
     an.add_argument("--group", required=True, metavar="COL", help="group (bucket) column")
     an.add_argument("--person", metavar="COL", help="pseudonym column (one id per row)")
+    an.add_argument(
+        "--population",
+        metavar="FILE",
+        help="population CSV (person id and exact QI columns) of a generalized release: "
+        "its QI cells are ranges, masks or sets ([44-47], 20-29, <30, 021**, {a, b}, *)",
+    )
+    an.add_argument(
+        "--population-id",
+        metavar="COL",
+        help="person id column of --population (default: the --person column's name if "
+        "the population has it, else its first column)",
+    )
+    an.add_argument(
+        "--formats",
+        choices=["auto", "ours", "none"],
+        default="auto",
+        help="how QI cells are read: auto (ours and ARX/sdcMicro's: 20-29, [20, 30[, <30, "
+        ">=60, 021**, *), ours ([lo-hi], {a, b}, *), none (every cell an exact value)",
+    )
     an.add_argument(
         "--knowledge", metavar="FILE", help="knowledge file (see maxent_privacy.parser)"
     )

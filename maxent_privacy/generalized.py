@@ -5,7 +5,7 @@ Mondrian; Byun et al. 2008) puts out: one row per record, the sensitive value ex
 every quasi-identifier (QI) cell replaced by a *generalized value*, read as the set of
 exact values it stands for. Rows sharing a group id form an equivalence class.
 
-Cell syntax (parsed, never evaluated):
+Cell syntax (parsed, never evaluated). Our own (``formats="ours"``):
 
 * ``[21-25]`` or ``[21 - 25]``: the numbers from 21 to 25, bounds included;
 * ``{a, b}``: any of the listed values (``{21, 22}`` also matches the numbers);
@@ -13,10 +13,26 @@ Cell syntax (parsed, never evaluated):
   female"): any value at all;
 * anything else: exactly that value (``"21"`` matches the number 21).
 
+``formats="auto"`` (the default) also reads the cells ARX and sdcMicro write:
+
+* ranges ``20-29`` (bounds included), ``[20, 29]``, ``[20, 30[`` and ``[20, 30)``
+  (30 left out), ``]20, 30]`` and ``(20, 30]`` (20 left out); a bound may be ``inf``;
+* inequalities ``<30``, ``<=29``, ``>60``, ``>=60`` (also ``≤``, ``≥``);
+* prefix masks ``021**``, ``0213*``: values whose text has as many characters and starts
+  with ``021`` (a number is zero-padded first, so the number 2139 matches ``021**``);
+* suppression: ``*``, ``**``, ... (only stars): any value.
+
+A plain number is always an exact value, so a column of numbers stays numeric, and text
+that is none of these forms (``<=50K``, ``7th-8th``) is an exact value. ``formats=None``
+reads every cell as an exact value. ``Generalized(..., formats={"zip": None})`` chooses
+per column (columns not named: ``"auto"``); ``release.generalized`` lists the columns
+where some cell is not a plain exact value.
 >>> import pandas as pd
 >>> from maxent_privacy.generalized import Generalized, covers
 >>> covers("[21 - 25]", 23), covers("{Male, Female}", "Male"), covers("*", 7)
 (True, True, True)
+>>> covers("021**", "02139"), covers("[20, 30[", 30), covers(">=60", 75), covers("20-29", 29)
+(True, False, True, True)
 >>> frame = pd.DataFrame({"age": ["[21-25]", "[21-25]", "[50-60]", "[50-60]"],
 ...                       "gender": ["Male", "Male", "Person", "Person"],
 ...                       "diagnosis": ["Asthma", "Flu", "Alzheimer", "Diabetes"],
@@ -45,11 +61,28 @@ from .checks import check_cells, check_columns, check_frame, check_label, check_
 from .data import ReleaseBase, validate_release
 from .errors import ReleaseError
 
-__all__ = ["Cell", "Generalized", "covers", "parse_cell"]
+__all__ = [
+    "FORMATS",
+    "Cell",
+    "Generalized",
+    "check_population",
+    "covers",
+    "find_generalized",
+    "parse_cell",
+]
+
+FORMATS = ("auto", "ours", None)
+"""The cell formats: ``"auto"`` (ours and ARX/sdcMicro), ``"ours"``, None (exact values)."""
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _NUMBER = re.compile(rf"^\s*{_NUM}\s*$")
 _INTERVAL = re.compile(rf"^\[\s*({_NUM})\s*[-\u2013]\s*({_NUM})\s*\]$")
+# ARX and sdcMicro: [a, b], [a, b[, ]a, b], (a, b], [a, b), ... (bounds may be infinite)
+_BOUND = rf"(?:{_NUM}|[-+]?(?:inf|Inf|INF|infinity|Infinity|\u221e))"
+_BRACKETS = re.compile(rf"^([\[\]\(])\s*({_BOUND})\s*[,;]\s*({_BOUND})\s*([\[\]\)])$")
+_DASH = re.compile(rf"^({_NUM})\s*[-\u2013]\s*({_NUM})$")
+_INEQUALITY = re.compile(rf"^(<=|>=|<|>|\u2264|\u2265)\s*({_NUM})$")
+_MASK = re.compile(r"^([^*]*?)(\*+)$")
 
 
 def _as_number(value) -> float | None:
@@ -73,9 +106,10 @@ def _where(column: str | None) -> str:
 class Cell:
     """A parsed generalized value.
 
-    ``kind`` is ``"any"``, ``"interval"`` (``lo <= x <= hi``), ``"set"`` (``values``, as
-    strings) or ``"exact"`` (``values[0]``, kept as given); ``raw`` is the cell as
-    published.
+    ``kind`` is ``"any"``, ``"interval"`` (``lo <= x <= hi``; ``<`` where ``lo_open`` or
+    ``hi_open``; a bound may be infinite), ``"set"`` (``values``, as strings), ``"mask"``
+    (values whose text is ``values[0]`` followed by any characters, ``width`` in all) or
+    ``"exact"`` (``values[0]``, kept as given); ``raw`` is the cell as published.
     """
 
     kind: str
@@ -83,6 +117,9 @@ class Cell:
     lo: float | None = None
     hi: float | None = None
     values: tuple = ()
+    lo_open: bool = False
+    hi_open: bool = False
+    width: int | None = None
 
     def mask(self, strings: np.ndarray, numbers: np.ndarray) -> np.ndarray:
         """Which exact values this cell covers, given them as ``str`` and as floats.
@@ -95,13 +132,25 @@ class Cell:
             return np.ones(n, dtype=bool)
         if self.kind == "interval":
             with np.errstate(invalid="ignore"):
-                return (numbers >= self.lo) & (numbers <= self.hi)
+                low = numbers > self.lo if self.lo_open else numbers >= self.lo
+                high = numbers < self.hi if self.hi_open else numbers <= self.hi
+                return low & high & np.isfinite(numbers)
         if self.kind == "set":
             out = np.isin(strings, np.array(self.values, dtype=object))
             nums = [x for x in (_as_number(v) for v in self.values) if x is not None]
             if nums:
                 out |= np.isin(numbers, np.array(nums, dtype=float))
             return out
+        if self.kind == "mask":
+            prefix, width = self.values[0], self.width
+            return np.fromiter(
+                (
+                    _fits_mask(s, x, prefix, width)
+                    for s, x in zip(strings.tolist(), numbers.tolist(), strict=True)
+                ),
+                dtype=bool,
+                count=n,
+            )
         value = self.values[0]
         out = strings == str(value).strip()
         num = _as_number(value)
@@ -116,27 +165,128 @@ class Cell:
         return bool(self.mask(strings, numbers)[0])
 
 
-def parse_cell(cell, column: str | None = None, any_values: Iterable[str] = ("*",)) -> Cell:
+def _fits_mask(text: str, number: float, prefix: str, width: int) -> bool:
+    """``text`` (or the integer ``number`` zero-padded to ``width``) fits the mask."""
+    if len(text) == width and text.startswith(prefix):
+        return True
+    if math.isfinite(number) and number >= 0 and number.is_integer():
+        padded = str(int(number)).zfill(width)
+        return len(padded) == width and padded.startswith(prefix)
+    return False
+
+
+def _check_formats(formats) -> None:
+    if not (formats is None or (isinstance(formats, str) and formats in FORMATS)):
+        raise ReleaseError(
+            f"formats must be 'auto', 'ours' or None (or a dict of them by column), "
+            f"got {shorten(formats, 60)}"
+        )
+
+
+def _bound(text: str) -> float:
+    low = text.lower().lstrip("+")
+    if low in ("inf", "infinity", "\u221e"):
+        return math.inf
+    if low in ("-inf", "-infinity", "-\u221e"):
+        return -math.inf
+    return float(text)
+
+
+def _interval(cell, column, lo: float, hi: float, lo_open=False, hi_open=False) -> Cell:
+    """An interval cell, or a ``ReleaseError`` when it holds no number."""
+    if math.isnan(lo) or math.isnan(hi) or lo == math.inf or hi == -math.inf:
+        raise ReleaseError(f"{_where(column)} an interval with a bad bound {shorten(cell, 60)}")
+    if lo > hi or (lo == hi and (lo_open or hi_open)):
+        raise ReleaseError(
+            f"{_where(column)} an empty interval {shorten(cell, 60)}: "
+            f"lower bound {lo:g} is above upper bound {hi:g}"
+            if lo > hi
+            else f"{_where(column)} an empty interval {shorten(cell, 60)}"
+        )
+    return Cell("interval", cell, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
+
+
+def _parse_foreign(cell, text: str, column) -> Cell | None:
+    """The ARX and sdcMicro forms (``formats="auto"``); None if ``text`` is none of them."""
+    if set(text) == {"*"}:
+        return Cell("any", cell)
+    if "," in text or ";" in text:
+        m = _BRACKETS.match(text)
+        if m:
+            left, lo, hi, right = m.groups()
+            return _interval(cell, column, _bound(lo), _bound(hi), left in "](", right in "[)")
+        if text[:1] in "[]" or text[-1:] in "[]" or (text[:1] == "(" and text[-1:] == ")"):
+            raise ReleaseError(
+                f"{_where(column)} a malformed interval {shorten(cell, 60)}: expected "
+                "[lo, hi], [lo, hi[, (lo, hi] or [lo-hi] with numbers lo <= hi"
+            )
+        return None
+    m = _DASH.match(text)
+    if m:
+        lo, hi = float(m.group(1)), float(m.group(2))
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ReleaseError(
+                f"{_where(column)} a range with an infinite bound {shorten(cell, 60)}"
+            )
+        return _interval(cell, column, lo, hi)
+    m = _INEQUALITY.match(text)
+    if m:
+        op, x = m.group(1), float(m.group(2))
+        if not math.isfinite(x):
+            raise ReleaseError(f"{_where(column)} an infinite bound {shorten(cell, 60)}")
+        if op in ("<", "<=", "\u2264"):
+            return _interval(cell, column, -math.inf, x, hi_open=op == "<")
+        return _interval(cell, column, x, math.inf, lo_open=op == ">")
+    m = _MASK.match(text)
+    if m and not text.startswith(("[", "{")):
+        return Cell("mask", cell, values=(m.group(1),), width=len(text))
+    return None
+
+
+def parse_cell(
+    cell, column: str | None = None, any_values: Iterable[str] = ("*",), formats="auto"
+) -> Cell:
     """Parse one generalized cell; a malformed one is a ``ReleaseError`` naming it.
 
+    ``formats`` is ``"auto"`` (our syntax and ARX/sdcMicro's, see the module docstring),
+    ``"ours"`` (``[lo-hi]``, ``{a, b}`` and ``any_values`` only) or None (the cell is an
+    exact value).
+
     >>> parse_cell("[21 - 25]")
-    Cell(kind='interval', raw='[21 - 25]', lo=21.0, hi=25.0, values=())
+    Cell(kind='interval', raw='[21 - 25]', lo=21.0, hi=25.0, values=(), lo_open=False, \
+hi_open=False, width=None)
     >>> parse_cell("{b, a}").values
     ('a', 'b')
+    >>> c = parse_cell("[20, 30[")
+    >>> (c.lo, c.hi, c.hi_open), parse_cell("021**").kind, parse_cell("<30").hi
+    ((20.0, 30.0, True), 'mask', 30.0)
+    >>> parse_cell("20-29", formats=None).kind
+    'exact'
     >>> parse_cell("[25-21]", column="age")
     Traceback (most recent call last):
     ...
     maxent_privacy.errors.ReleaseError: column 'age' has an empty interval '[25-21]': \
 lower bound 25 is above upper bound 21
     """
+    _check_formats(formats)
     anys = _any_values(any_values)
     if not isinstance(cell, str):
         if _is_missing(cell):
             raise ReleaseError(f"{_where(column)} a missing generalized value")
         return Cell("exact", cell, values=(cell,))
     text = cell.strip()
+    if formats is None:
+        if not text:
+            raise ReleaseError(f"{_where(column)} an empty value {shorten(cell, 60)}")
+        return Cell("exact", cell, values=(text,))
     if text in anys:
         return Cell("any", cell)
+    if formats == "auto" and _NUMBER.match(text):
+        return Cell("exact", cell, values=(text,))
+    if formats == "auto":
+        found = _parse_foreign(cell, text, column)
+        if found is not None:
+            return found
     if text.startswith("[") or text.endswith("]"):
         m = _INTERVAL.match(text)
         if not m:
@@ -149,12 +299,7 @@ lower bound 25 is above upper bound 21
             raise ReleaseError(
                 f"{_where(column)} an interval with an infinite bound {shorten(cell, 60)}"
             )
-        if lo > hi:
-            raise ReleaseError(
-                f"{_where(column)} an empty interval {shorten(cell, 60)}: "
-                f"lower bound {lo:g} is above upper bound {hi:g}"
-            )
-        return Cell("interval", cell, lo=lo, hi=hi)
+        return _interval(cell, column, lo, hi)
     if text.startswith("{") or text.endswith("}"):
         if not (text.startswith("{") and text.endswith("}")):
             raise ReleaseError(
@@ -172,16 +317,59 @@ lower bound 25 is above upper bound 21
     return Cell("exact", cell, values=(text,))
 
 
-def covers(cell, value, any_values: Iterable[str] = ("*",)) -> bool:
+def covers(cell, value, any_values: Iterable[str] = ("*",), formats="auto") -> bool:
     """Whether generalized ``cell`` covers the exact ``value`` (``value <= cell``).
 
     >>> covers("[21-25]", 25), covers("[21-25]", 26), covers("{a, b}", "c")
     (True, False, False)
     >>> covers("Person", "Female", any_values=("*", "Person"))
     True
+    >>> covers("021**", 2139), covers("021**", "0213"), covers("<30", 30)
+    (True, False, False)
     """
-    parsed = cell if isinstance(cell, Cell) else parse_cell(cell, any_values=any_values)
+    parsed = (
+        cell if isinstance(cell, Cell) else parse_cell(cell, any_values=any_values, formats=formats)
+    )
     return value in parsed
+
+
+def find_generalized(
+    frame: pd.DataFrame, columns: Sequence, any_values: Iterable[str] = ("*",), formats="auto"
+) -> dict:
+    """Column -> its first generalized cell (one that is not a plain exact value), for
+    each of ``columns`` that has one; a malformed cell is a ``ReleaseError``.
+
+    ``formats`` as in :class:`Generalized` (a value or a dict by column).
+
+    >>> frame = pd.DataFrame({"age": ["44", "[44-47]"], "sex": ["M", "F"]})
+    >>> find_generalized(frame, ["age", "sex"])
+    {'age': '[44-47]'}
+    """
+    per_column = _formats_by_column(formats, list(columns))
+    anys = _any_values(any_values)
+    out = {}
+    for col in columns:
+        for raw in frame[col].drop_duplicates().tolist():
+            if parse_cell(raw, col, anys, per_column[col]).kind != "exact":
+                out[col] = raw
+                break
+    return out
+
+
+def _formats_by_column(formats, columns: list) -> dict:
+    """``formats`` (one value, or a dict by column) as a dict over ``columns``."""
+    if isinstance(formats, dict):
+        unknown = [c for c in formats if c not in columns]
+        if unknown:
+            raise ReleaseError(
+                f"formats names column {unknown[0]!r}, which is not a quasi-identifier "
+                f"({', '.join(map(str, columns))})"
+            )
+        for f in formats.values():
+            _check_formats(f)
+        return {c: formats.get(c, "auto") for c in columns}
+    _check_formats(formats)
+    return dict.fromkeys(columns, formats)
 
 
 def _any_values(any_values) -> frozenset:
@@ -224,6 +412,14 @@ class Generalized(ReleaseBase):
     person : optional pseudonym column (one distinct id per row), e.g. for tests that
         know the truth; the attacks never read it.
     any_values : words that stand for "any value" in a QI cell (``*`` by default).
+    formats : how QI cells are read: ``"auto"`` (default: our syntax and the ARX and
+        sdcMicro forms ``021**``, ``20-29``, ``[20, 30[``, ``<30``, ``>=60``, ``*``),
+        ``"ours"`` (``[lo-hi]``, ``{a, b}`` and ``any_values`` only) or None (every cell
+        an exact value); or a dict by column (columns not named: ``"auto"``). See the
+        module docstring.
+
+    Attributes ``formats`` (the format of each QI column) and ``generalized`` (the QI
+    columns where some cell is not a plain exact value) say how the cells were read.
 
     Rows with a missing value, duplicate column roles or names, duplicate person ids,
     cells that are not single values (lists, tuples, ...) and malformed cells are errors
@@ -241,15 +437,20 @@ class Generalized(ReleaseBase):
         group: str,
         person: str | None = None,
         any_values: Iterable[str] = ("*",),
+        formats="auto",
     ):
         data, qi = validate_release(frame, qi, sa, group, person)
         anys = _any_values(any_values)
+        self.formats = _formats_by_column(formats, qi)
         self._cells: dict[str, dict] = {}
         for col in qi:
             self._cells[col] = {
-                raw: parse_cell(raw, column=col, any_values=anys)
+                raw: parse_cell(raw, column=col, any_values=anys, formats=self.formats[col])
                 for raw in data[col].drop_duplicates().tolist()
             }
+        self.generalized = [
+            col for col in qi if any(c.kind != "exact" for c in self._cells[col].values())
+        ]
         self.frame = data
         self.qi = qi
         self.sa = sa
@@ -310,7 +511,7 @@ class Generalized(ReleaseBase):
         cells), each row's type number, and the matching pairs as two aligned arrays
         (person position, type).
         """
-        ids = _check_population(population, self.qi, id_column)
+        ids = check_population(population, self.qi, id_column)
         types, row_type = self._types()
         n = len(population)
         allowed: dict[str, dict] = {}
@@ -356,6 +557,58 @@ class Generalized(ReleaseBase):
             type_no = np.zeros(0, dtype=np.int64)
         return ids, types, row_type, person_pos, type_no
 
+    def check_covered(self, people: pd.DataFrame, id_column: str, where: str = "") -> None:
+        """Check that each row's cells cover its person's exact QI; else a ``ReleaseError``
+        naming the person, the column, the value and the cell.
+
+        For a release with a ``person`` column: ``people`` holds the person ids
+        (``id_column``) and their exact QI (a population table, or another release's
+        exact values); rows whose person is not in it are not checked. ``where`` starts
+        the message (``"release 2: "``).
+
+        >>> frame = pd.DataFrame({"pid": ["a", "b"], "age": ["20-29", "30-39"],
+        ...                       "d": ["Flu", "HIV"], "g": [1, 1]})
+        >>> release = Generalized(frame, ["age"], "d", "g", person="pid")
+        >>> release.check_covered(pd.DataFrame({"pid": ["a", "b"], "age": [25, 41]}), "pid")
+        Traceback (most recent call last):
+        ...
+        maxent_privacy.errors.ReleaseError: person 'b' has age 41, which their cell '30-39' ...
+        """
+        if self.person is None:
+            raise ReleaseError("check_covered() needs a release with a person column")
+        exact = people.drop_duplicates(id_column).set_index(id_column)
+        rows = self.frame[self.frame[self.person].isin(exact.index)]
+        pids = rows[self.person].to_numpy()
+        for col in self.qi:
+            values = exact[col].reindex(pids).tolist()
+            codes, uniques = pd.factorize(pd.Series(values, dtype=object), sort=False)
+            strings, numbers = _value_arrays(list(uniques))
+            cell_codes, cell_raws = pd.factorize(rows[col], sort=False)
+            ok = np.ones(len(rows), dtype=bool)
+            for k, raw in enumerate(cell_raws):
+                sel = cell_codes == k
+                ok[sel] = self._cells[col][raw].mask(strings, numbers)[codes[sel]]
+            if not ok.all():
+                i = int(np.argmax(~ok))
+                raise ReleaseError(
+                    f"{where}person {pids[i]!r} has {col} {values[i]!r}, which their cell "
+                    f"{rows[col].iloc[i]!r} in column {col!r} does not cover"
+                )
+
+    def unfit_reason(self, values: dict) -> str:
+        """Why exact QI ``values`` (column -> value) fit no row: a column none of whose
+        cells covers its value, else the combination."""
+        for col in self.qi:
+            strings, numbers = _value_arrays([values[col]])
+            if not any(c.mask(strings, numbers)[0] for c in self._cells[col].values()):
+                cells = ", ".join(map(repr, list(self._cells[col])[:3]))
+                more = ", ..." if len(self._cells[col]) > 3 else ""
+                return (
+                    f"no cell of column {col!r} covers {col} {values[col]!r} (cells: {cells}{more})"
+                )
+        shown = ", ".join(f"{c}={values[c]!r}" for c in self.qi)
+        return f"no row's cells cover {shown} together"
+
     def compatible(self, population: pd.DataFrame, id_column: str) -> pd.DataFrame:
         """The (person, group) pairs such that one of the group's rows covers the person.
 
@@ -388,8 +641,9 @@ class Generalized(ReleaseBase):
         )
 
 
-def _check_population(population: pd.DataFrame, qi: Sequence[str], id_column: str) -> np.ndarray:
-    """Validate a population table; return its person ids as an object array."""
+def check_population(population: pd.DataFrame, qi: Sequence[str], id_column: str) -> np.ndarray:
+    """Validate a population table (person id column ``id_column`` and the exact values
+    of every QI column); return its person ids as an object array."""
     check_frame(population, "a population")
     check_label(id_column, "id_column")
     check_columns(population, [id_column], "person id")

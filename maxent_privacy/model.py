@@ -48,6 +48,7 @@ from .facts import (
 from .generalized import Generalized
 from .knowledge import Grouped, Soft
 from .pooled import build_pooled
+from .ranges import between, describe, is_range, select
 from .solve import SolveOptions
 from .solve import solve as solve_model
 from .solve.problem import compile_problem
@@ -131,14 +132,16 @@ class MaxEntModel:
         self.release = releases[0]
         self.pooled = len(releases) > 1 or not isinstance(releases[0], Bucketized)
         self.facts: list[Fact] = []
-        self._domains = {
-            c: set(pd.concat([r.frame[c] for r in releases]).unique().tolist())
-            for c in list(self.release.qi) + [self.release.sa]
-        }
         self._persons: list[Person] = []
         self._old_x: list[cp.Variable] = []
         self.x = None
         self._rebuild()
+        # the values knowledge may name: a QI's exact values (those of the records; for
+        # generalized releases, of the people in the population), the published SA values
+        records = self.structure.records
+        self._domains = {c: set(records[c].unique().tolist()) for c in self.release.qi}
+        sa = self.release.sa
+        self._domains[sa] = set(pd.concat([r.frame[sa] for r in releases]).unique().tolist())
 
     def _rebuild(self) -> None:
         """Build the structure for the persons singled out so far, and a new variable."""
@@ -238,6 +241,45 @@ class MaxEntModel:
             f"{role} value {value!r} is not in column {column!r} (values: {shown}{more})"
         )
 
+    def match_values(self, column: str, spec) -> tuple[list, str]:
+        """The exact values of QI ``column`` that ``spec`` names, and the condition as text.
+
+        ``spec`` is a value, a list of values (any of them), a ``range`` (the integers in
+        it) or :func:`~maxent_privacy.ranges.between` (the numbers between its bounds); a
+        list may mix them. A range selects the column's values present in the data (the
+        records; generalized releases: the people's exact values), and one that selects
+        none is a :class:`KnowledgeError` naming the column and the range.
+        """
+        items = [spec] if is_range(spec) else _as_list(spec)
+        vals: list = []
+        for item in items:
+            if is_range(item):
+                domain = sorted(self._domains[column], key=str)
+                hit = select(domain, item)
+                if not hit:
+                    numeric = select(domain, between())
+                    seen = (
+                        f"its numbers run from {min(numeric, key=float)} to "
+                        f"{max(numeric, key=float)}"
+                        if numeric
+                        else "it holds no numbers"
+                    )
+                    raise KnowledgeError(
+                        f"no value of quasi-identifier {column!r} matches "
+                        f"{describe(column, item)} ({seen})"
+                    )
+                vals.extend(hit)
+            else:
+                vals.append(self.match_value(column, item, "quasi-identifier"))
+        vals = list(dict.fromkeys(vals))
+        if len(items) == 1 and is_range(items[0]):
+            shown = describe(column, items[0])
+        elif len(vals) == 1:
+            shown = f"{column}={vals[0]}"
+        else:
+            shown = f"{column}={{" + ", ".join(map(str, vals)) + "}"
+        return vals, shown
+
     def _mask(self, s, conditions: dict) -> tuple[np.ndarray, int, str]:
         for attr in conditions:
             if attr not in self.qi:
@@ -257,11 +299,10 @@ class MaxEntModel:
         rec = np.ones(len(records), dtype=bool)
         parts = []
         for attr, val in conditions.items():
-            vals = [self.match_value(attr, v, "quasi-identifier") for v in _as_list(val)]
+            vals, shown = self.match_values(attr, val)
             mask = mask & cells[attr].isin(vals).to_numpy()
             rec = rec & records[attr].isin(vals).to_numpy()
-            shown = vals[0] if len(vals) == 1 else "{" + ", ".join(map(str, vals)) + "}"
-            parts.append(f"{attr}={shown}")
+            parts.append(shown)
         n_q = int(rec.sum())
         if n_q == 0:
             raise KnowledgeError(
@@ -277,15 +318,25 @@ class MaxEntModel:
         """P(S = s | the given QI attributes), a cvxpy expression on the model's variable.
 
         ``s`` is a sensitive value, or a list of values for P(S in {...} | ...).
-        Conditions name QI attributes (a list of values means "any of them"); attributes
-        left out are marginalized (Du et al. Section 4.1), so the expression is
-        ``sum of x over cells with s and matching QI / n(matching records)``.
+        Conditions name QI attributes (a list of values means "any of them"; a ``range``
+        or :func:`~maxent_privacy.ranges.between` the values present in it, see
+        :meth:`match_values`); attributes left out are marginalized (Du et al. Section
+        4.1), so the expression is ``sum of x over cells with s and matching QI /
+        n(matching records)``. In generalized (pooled) releases the records are the
+        people, with their exact QI from the population: ``age=27`` or
+        ``age=between(20, 29)`` selects people, not published cells.
 
         >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
         >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(),
         ...     qi=["gender", "degree"], sa="disease", group="bucket"))
         >>> flu = model.P("Flu", gender="male")    # 6 men in the release
         >>> model.add(flu == 0.3)                  # sum of 4 cells == 1.8 records
+        >>> import pandas as pd
+        >>> from maxent_privacy import between
+        >>> ages = MaxEntModel(Bucketized(pd.DataFrame({"age": [17, 25, 29, 40],
+        ...     "d": ["a", "b", "a", "b"], "g": [1, 1, 2, 2]}), ["age"], "d", "g"))
+        >>> ages.P("a", age=between(18, 29)).maxent_tag.label    # ages 25 and 29
+        'P(a | age in 18..29)'
         """
         mask, n_q, label = self._mask(s, conditions)
         idx = np.flatnonzero(mask)
@@ -515,6 +566,12 @@ class MaxEntModel:
         return q, None
 
     def _check_person_qi(self, name: str, qi: dict) -> None:
+        ranged = [a for a, v in qi.items() if is_range(v)]
+        if ranged:
+            raise KnowledgeError(
+                f"person {name!r}: give {ranged[0]!r} as one exact value, not a range "
+                "(a person has one exact value of each quasi-identifier)"
+            )
         unknown = [a for a in qi if a not in self.qi]
         if unknown:
             raise KnowledgeError(

@@ -130,7 +130,8 @@ def mondrian(
         cell_of = np.array(_cells(codes[:, j], values_of[j], is_numeric[j], final), dtype=object)
         out[col] = pd.Series(cell_of[group_of - 1], index=frame.index, dtype=object)
     out[group] = group_of
-    return Generalized(out, qi=qi, sa=sa, group=group, person=person)
+    # cells in our own syntax: a categorical value such as 'A*' stays exact
+    return Generalized(out, qi=qi, sa=sa, group=group, person=person, formats="ours")
 
 
 def _check_no_missing(frame: pd.DataFrame, columns: list[str]) -> None:

@@ -6,6 +6,8 @@ One statement per line; ``#`` starts a comment (outside strings); blank lines ar
     P(disease = "Flu" | gender = "male") = 0.3 +- 0.05          # vague: 0.25 .. 0.35
     P(disease = "Flu" | degree = "college") >= P(disease = "HIV" | degree = "college")
     P(disease in {"Flu", "HIV"} | gender = "female") >= 0.2
+    P(disease = "Flu" | age in 18..29) <= 0.4                    # ages 18 to 29
+    P(disease = "HIV" | age >= 60, gender = "male") = 0           # also <, <=, >
     P(disease = "Flu") = 0.3                                     # no condition: all records
     person Alice: gender = "female", degree = "junior"
     P(Alice has "HIV" or "Flu") = 1
@@ -15,6 +17,11 @@ One statement per line; ``#`` starts a comment (outside strings); blank lines ar
 
 Values are double-quoted strings (``\\"`` and ``\\\\`` escapes) or numbers; attribute and
 person names are identifiers (letters, digits, ``_`` and ``-``, not starting with a digit).
+A condition right of ``|`` is ``attribute = value``, ``attribute in {values}``, a range
+``attribute in lo..hi`` (both bounds included) or ``attribute < x`` (``<=``, ``>``,
+``>=``): a range stands for the attribute's values present in the data that lie in it
+(:mod:`maxent_privacy.ranges`; the model's ``between``). A ``person`` statement gives
+exact values (``=``) only.
 Comparisons are ``=`` (or ``==``), ``<=`` and ``>=``; either side is a linear expression of
 ``P(...)`` and ``count(...)`` terms and numbers (``+``, ``-``, ``*`` and ``/`` by a number).
 ``= p +- eps`` is vague knowledge (:func:`maxent_privacy.knowledge.vague`), ``soft w:`` a
@@ -54,6 +61,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import MaxEntError
+from .ranges import between, is_range
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -176,7 +184,8 @@ class Num:
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """``attribute = value`` or ``attribute in {values}`` (any of them)."""
+    """``attribute = value``, ``attribute in {values}`` (any of them), or a range
+    (``in lo..hi``, ``< x``, ...: ``values`` holds one :class:`~maxent_privacy.ranges.Between`)."""
 
     attribute: str
     values: tuple
@@ -398,11 +407,12 @@ class _Token(NamedTuple):
         return self.kind == "ident" and self.text in words
 
 
-_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER = r"(?:\d+(?:\.(?!\.)\d*)?|\.\d+)(?:[eE][+-]?\d+)?"  # 18..29: "18", "..", "29"
 _IDENT = r"[^\W\d][\w-]*"
 _STRING_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)  # no backtracking
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _OPS = (
+    "..",
     "+-",
     "±",
     "<=",
@@ -861,7 +871,24 @@ class _Parser:
             self.expect_op("}", "to close the set of values")
             return tuple(values), tuple(spans)
 
-    def attr_values(self, attr: _Token, single: bool) -> tuple[tuple, tuple]:
+    def number(self, what: str) -> tuple[float, tuple[int, int]]:
+        tok = self.peek()
+        if tok.kind == "number" or (tok.is_op("-") and self.peek(1).kind == "number"):
+            return self.value()
+        raise self.error(f"expected {what}")
+
+    def value_range(self, attr: _Token, start: int) -> tuple[tuple, tuple]:
+        """``lo..hi`` after ``attribute in``: a :class:`Between`, bounds included."""
+        lo, _ = self.number(f"{{values}} or a range lo..hi after '{_shorten(attr.text)} in'")
+        self.expect_op("..", "between the bounds of a range (lo..hi)")
+        hi, (_, end) = self.number("the upper bound of the range (a number)")
+        if lo > hi:
+            raise self.error(
+                f"empty range: lower bound {lo:g} is above upper bound {hi:g}", span=(start, end)
+            )
+        return (between(lo, hi),), ((start, end),)
+
+    def attr_values(self, attr: _Token, single: bool, ranges: bool = False) -> tuple[tuple, tuple]:
         tok = self.peek()
         if tok.is_op("=", "=="):
             self.next()
@@ -869,11 +896,22 @@ class _Parser:
             return (v,), (s,)
         if tok.is_word("in") and not single:
             self.next()
+            if ranges and not self.peek().is_op("{"):
+                return self.value_range(attr, self.peek().column)
             return self.value_set()
+        if ranges and tok.is_op("<", ">", "<=", ">="):
+            self.next()
+            x, (_, end) = self.number(f"a number after '{tok.text}'")
+            if tok.text in ("<", "<="):
+                b = between(None, x, include_high=tok.text == "<=")
+            else:
+                b = between(x, None, include_low=tok.text == ">=")
+            return (b,), ((tok.column, end),)
         if tok.is_op("<", ">", "<=", ">=", "!="):
+            exact = " (a person's quasi-identifiers are exact values)"
             raise self.error(
                 f"'{_shorten(attr.text)}' must be compared with '='"
-                + ("" if single else " or 'in {...}'")
+                + (exact if single else " or 'in {...}'")
             )
         raise self.error(
             f"expected '=' {'' if single else 'or in {...} '}after '{_shorten(attr.text)}'"
@@ -887,7 +925,7 @@ class _Parser:
             if attr.text in seen:
                 raise self.error(f"quasi-identifier '{_shorten(attr.text)}' is given twice", attr)
             seen.add(attr.text)
-            values, spans = self.attr_values(attr, single)
+            values, spans = self.attr_values(attr, single, ranges=not single)
             out.append(
                 Condition(attr.text, values, span=(attr.column, attr.end), value_spans=spans)
             )
@@ -1081,6 +1119,14 @@ class _Compiler:
         except KnowledgeError as exc:
             raise self.error(str(exc), span) from exc
 
+    def check_range_values(self, column: str, spec, span) -> None:
+        from .errors import KnowledgeError
+
+        try:
+            self.model.match_values(column, spec)
+        except KnowledgeError as exc:
+            raise self.error(str(exc), span) from exc
+
     def check_conditions(self, conditions) -> dict:
         m = self.model
         kwargs = {}
@@ -1098,7 +1144,10 @@ class _Compiler:
                     c.span,
                 )
             for v, s in zip(c.values, _spans(c.value_spans, len(c.values)), strict=True):
-                self.check_value(c.attribute, v, "quasi-identifier", s)
+                if is_range(v):
+                    self.check_range_values(c.attribute, v, s)
+                else:
+                    self.check_value(c.attribute, v, "quasi-identifier", s)
             kwargs[c.attribute] = c.values[0] if len(c.values) == 1 else list(c.values)
         return kwargs
 

@@ -87,9 +87,11 @@ def _placements(rels, pops) -> tuple[pd.DataFrame, pd.DataFrame]:
                 comp = rel.compatible(p, "__pid")
                 lost = set(p["__pid"]) - set(comp["__pid"])
                 if lost:
+                    pid = sorted(lost, key=str)[0]
+                    row = p.loc[p["__pid"] == pid].iloc[0]
                     raise ReleaseError(
-                        f"person {sorted(lost, key=str)[0]!r} of release {r + 1}'s population "
-                        "fits no group of the release"
+                        f"person {pid!r} of release {r + 1}'s population fits no group of "
+                        f"the release: {rel.unfit_reason(row.to_dict())}"
                     )
                 cands.append(
                     pd.DataFrame(
@@ -105,6 +107,11 @@ def _placements(rels, pops) -> tuple[pd.DataFrame, pd.DataFrame]:
                 f"release {r + 1} is a {type(rel).__name__}, not a Bucketized or Generalized "
                 "release"
             )
+    if not quals:
+        raise ReleaseError(
+            "no release gives exact QI values: the generalized releases need their "
+            "population (person id -> exact QI) in populations=[...]"
+        )
     allq = pd.concat(quals, ignore_index=True).drop_duplicates()
     dup = allq["pid"].duplicated(keep=False)
     if dup.any():
@@ -115,6 +122,10 @@ def _placements(rels, pops) -> tuple[pd.DataFrame, pd.DataFrame]:
             for row in rows.itertuples(index=False)
         )
         raise ReleaseError(f"person {pid!r} has different QI in different releases: {shown}")
+    for r, rel in enumerate(rels):
+        if isinstance(rel, Generalized) and rel.person is not None:
+            # each person's cells must cover their exact QI (population, other releases)
+            rel.check_covered(allq, "pid", where=f"release {r + 1}: ")
     cand = pd.concat(cands, ignore_index=True)
     unknown = set(cand["pid"]) - set(allq["pid"])
     if unknown:
