@@ -17,32 +17,99 @@ and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
 1.0
 """
 
-from . import anonymize, attacks, datasets, metrics, mondrian, robustness, rules
-from .attacks import check_kc
-from .channels import inference_channels
-from .conflicts import explain_infeasibility
-from .data import Bucketized
-from .errors import (
-    InaccurateSolution,
-    InfeasibleKnowledge,
-    KnowledgeError,
-    MaxEntError,
-    OutputError,
-    ReleaseError,
-    SolverFailed,
-    SolverNotInstalled,
-    SolverOptionError,
-    UnsupportedModel,
-)
-from .generalized import Generalized
-from .knowledge import count_having, soft, vague
-from .model import MaxEntModel, Person
-from .parser import KnowledgeFileError
-from .plotting import plot_privacy_curve
-from .results import Certificate, Result
-from .rules import Rules, mine_rules
-from .solve import InaccuracyWarning, SolveOptions, exp_cone_solvers
-from .structure import Structure
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+__version__ = "0.1.0"
+
+# Names are imported on first use (PEP 562), so that ``import maxent_privacy`` and the
+# ``maxent-privacy`` command's ``--help`` do not pay for cvxpy, scipy and pandas.
+# name -> the submodule that defines it (the submodule itself when the name is one)
+_LAZY = {
+    "anonymize": ".anonymize",
+    "attacks": ".attacks",
+    "datasets": ".datasets",
+    "metrics": ".metrics",
+    "mondrian": ".mondrian",
+    "robustness": ".robustness",
+    "rules": ".rules",
+    "check_kc": ".attacks",
+    "inference_channels": ".channels",
+    "explain_infeasibility": ".conflicts",
+    "Bucketized": ".data",
+    "InaccurateSolution": ".errors",
+    "InfeasibleKnowledge": ".errors",
+    "KnowledgeError": ".errors",
+    "MaxEntError": ".errors",
+    "OutputError": ".errors",
+    "ReleaseError": ".errors",
+    "SolverFailed": ".errors",
+    "SolverNotInstalled": ".errors",
+    "SolverOptionError": ".errors",
+    "UnsupportedModel": ".errors",
+    "Generalized": ".generalized",
+    "count_having": ".knowledge",
+    "soft": ".knowledge",
+    "vague": ".knowledge",
+    "MaxEntModel": ".model",
+    "Person": ".model",
+    "KnowledgeFileError": ".parser",
+    "plot_privacy_curve": ".plotting",
+    "plot_risk": ".plotting",
+    "Certificate": ".results",
+    "Result": ".results",
+    "Rules": ".rules",
+    "mine_rules": ".rules",
+    "InaccuracyWarning": ".solve",
+    "SolveOptions": ".solve",
+    "exp_cone_solvers": ".solve",
+    "Structure": ".structure",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    mod = importlib.import_module(module, __name__)
+    value = mod if module == "." + name else getattr(mod, name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # what static analysers and IDEs see
+    from . import anonymize, attacks, datasets, metrics, mondrian, robustness, rules
+    from .attacks import check_kc
+    from .channels import inference_channels
+    from .conflicts import explain_infeasibility
+    from .data import Bucketized
+    from .errors import (
+        InaccurateSolution,
+        InfeasibleKnowledge,
+        KnowledgeError,
+        MaxEntError,
+        OutputError,
+        ReleaseError,
+        SolverFailed,
+        SolverNotInstalled,
+        SolverOptionError,
+        UnsupportedModel,
+    )
+    from .generalized import Generalized
+    from .knowledge import count_having, soft, vague
+    from .model import MaxEntModel, Person
+    from .parser import KnowledgeFileError
+    from .plotting import plot_privacy_curve, plot_risk
+    from .results import Certificate, Result
+    from .rules import Rules, mine_rules
+    from .solve import InaccuracyWarning, SolveOptions, exp_cone_solvers
+    from .structure import Structure
 
 __all__ = [
     "Bucketized",
@@ -63,6 +130,7 @@ __all__ = [
     "inference_channels",
     "mine_rules",
     "plot_privacy_curve",
+    "plot_risk",
     "rules",
     "soft",
     "vague",
@@ -83,4 +151,3 @@ __all__ = [
     "exp_cone_solvers",
     "metrics",
 ]
-__version__ = "0.1.0"
