@@ -19,9 +19,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info  # noqa: E402
-
 import matplotlib  # noqa: E402
+from _common import machine_info  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -51,12 +50,13 @@ def timed_png(draw) -> tuple[float, tuple[int, int]]:
 
     t0 = time.perf_counter()
     ax = draw()
-    buf = io.BytesIO()
-    ax.figure.savefig(buf, format="png")
-    seconds = time.perf_counter() - t0
+    with io.BytesIO() as fh:  # in memory, as a file would be written
+        ax.figure.savefig(fh, format="png")
+        seconds = time.perf_counter() - t0
+        fh.seek(0)
+        size = Image.open(fh).size
     plt.close(ax.figure)
-    buf.seek(0)
-    return seconds, Image.open(buf).size
+    return seconds, size
 
 
 def cli_seconds(args: list[str], repeat: int = 5) -> float:

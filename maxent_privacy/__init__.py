@@ -4,9 +4,11 @@ The data flow, one module each: releases (``data``, ``generalized``) -> the mode
 structure (``structure``, ``pooled``) -> model and knowledge (``model``, ``facts``,
 ``knowledge``, ``rules``, ``parser``) -> solve with a certificate (the ``solve`` package:
 a chain of stages; our own dual Newton solver in ``solve.newton``) ->
-posteriors and duals (``results``) -> privacy metrics (``metrics``) and plots
-(``plotting``); ``anonymize`` produces releases, ``datasets`` ships the papers' examples
-and the UCI Adult data, ``cli`` is the ``maxent-privacy`` command.
+posteriors and duals (``results``) -> privacy metrics (``metrics``), plots
+(``plotting``) and who is at risk (``report``: a risk table and an HTML report);
+``anonymize`` produces releases, ``datasets`` ships the papers' examples and the UCI Adult
+data, ``cli`` is the ``maxent-privacy`` command. The names below are imported on first
+use, so ``import maxent_privacy`` itself is quick.
 
 >>> from maxent_privacy import Bucketized, MaxEntModel, datasets
 >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],

@@ -538,7 +538,7 @@ def _report(args, out) -> int:
     table = risk_table(result, threshold=args.threshold)
     summary = risk_summary(result, args.threshold, table)
     if risk is not None:
-        write_frame(risk, table, index=False)
+        write_frame(risk, table, index=False)  # the table of the summary: solved once
     if html is not None:
         argv = getattr(args, "argv", None)
         write_report(

@@ -33,9 +33,9 @@ import shlex
 import numpy as np
 import pandas as pd
 
-from ._io import check_target, write_text
+from ._io import check_target, write_frame, write_text
 
-__all__ = ["render_report", "risk_summary", "risk_table", "write_report"]
+__all__ = ["render_report", "risk_summary", "risk_table", "write_report", "write_risk_table"]
 
 #: a probability at least ``threshold - _TOL`` reaches the threshold (1.0 computed as
 #: 0.9999999999 must count)
@@ -136,9 +136,9 @@ def risk_table(result, threshold: float = 0.5) -> pd.DataFrame:
         by = "group"
         key_arrays = [post.index.get_level_values(i).to_numpy() for i in range(post.index.nlevels)]
     probs = post.to_numpy(dtype=float)
-    best = np.nanargmax(np.where(np.isnan(probs), -1.0, probs), axis=1) if len(post) else []
+    best = np.argmax(np.nan_to_num(probs, nan=-1.0), axis=1) if probs.shape[1] else []
     values = pd.Series(np.asarray(post.columns)[best], dtype=object)
-    maxent = probs[np.arange(len(post)), best] if len(post) else np.zeros(0)
+    maxent = probs[np.arange(len(post)), best] if probs.shape[1] else np.zeros(len(post))
     table = keys.copy()
     table["value"] = values.to_numpy()
     table["maxent"] = maxent
@@ -149,6 +149,15 @@ def risk_table(result, threshold: float = 0.5) -> pd.DataFrame:
     table["at_risk"] = table["maxent"].to_numpy() >= threshold - _TOL
     order = np.argsort(-table["maxent"].to_numpy(dtype=float), kind="stable")
     return table.iloc[order].reset_index(drop=True)
+
+
+def write_risk_table(result, path, threshold: float = 0.5) -> pd.DataFrame:
+    """Write :func:`risk_table` to ``path``, whole or not at all: CSV, or Parquet for
+    ``.parquet``/``.pq`` (needs pyarrow; without it an OutputError says so). Returns the
+    table."""
+    table = risk_table(result, threshold)
+    write_frame(path, table, index=False)
+    return table
 
 
 def risk_summary(result, threshold: float = 0.5, table: pd.DataFrame | None = None) -> dict:
@@ -294,9 +303,9 @@ def _png(draw, figsize) -> str:
 
     fig = Figure(figsize=figsize, layout="constrained")
     draw(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    with io.BytesIO() as fh:  # in memory: the page embeds it
+        fig.savefig(fh, format="png", dpi=100)
+        return base64.b64encode(fh.getvalue()).decode("ascii")
 
 
 def _figures(result, table: pd.DataFrame, threshold: float, top: int) -> list[dict]:
@@ -359,40 +368,55 @@ def _release_words(model) -> list[str]:
 
 
 def _reproduce(result, threshold: float, command, sources, knowledge) -> dict:
+    """The command line and the Python that make this report again.
+
+    The command line reads bucketized releases whose group (and person) columns have the
+    same names; for other releases only the Python is given, starting from the model.
+    """
     m = result.model
-    person = next((r.person for r in m.releases if getattr(r, "person", None)), None)
-    files = list(sources) if sources else ["RELEASE.csv"]
-    cli = ["maxent-privacy", "report", *files, "--qi", *map(str, m.qi), "--sa", str(m.sa)]
-    cli += ["--group", str(m.group)] + (["--person", str(person)] if person else [])
-    if m.facts:
-        cli += ["--knowledge", str(knowledge or "KNOWLEDGE.txt")]
-    cli += ["--threshold", f"{threshold:g}", "--out", "report.html", "--risk-out", "risk.csv"]
-    roles = f"qi={list(m.qi)!r}, sa={m.sa!r}, group={m.group!r}" + (
-        f", person={person!r}" if person else ""
+    rels = m.releases
+    bucketized = all(type(r).__name__ == "Bucketized" for r in rels)
+    same = len({(r.group, r.person) for r in rels}) == 1
+    n = len(rels)
+    files = (
+        list(map(str, sources))
+        if sources
+        else (["RELEASE.csv"] if n == 1 else [f"RELEASE{k}.csv" for k in range(1, n + 1)])
     )
-    python = ["import pandas as pd", "import maxent_privacy as mp"]
+    facts_file = str(knowledge or "KNOWLEDGE.txt")
+    cli = None
+    if bucketized and same and len(files) == n:
+        group, person = rels[0].group, rels[0].person
+        cli = ["maxent-privacy", "report", *files, "--qi", *map(str, m.qi), "--sa", str(m.sa)]
+        cli += ["--group", str(group)] + (["--person", str(person)] if person else [])
+        cli += ["--knowledge", facts_file] if m.facts else []
+        cli += ["--threshold", f"{threshold:g}", "--out", "report.html", "--risk-out", "risk.csv"]
+    python = [
+        "import pandas as pd",
+        "import maxent_privacy as mp",
+        "from maxent_privacy.report import write_risk_table",
+    ]
     if m.facts:
         python.append("from maxent_privacy.parser import apply_knowledge, load_knowledge")
-    if all(type(r).__name__ == "Bucketized" for r in m.releases):
-        python += [
-            f"releases = [mp.Bucketized(pd.read_csv(f, dtype=str), {roles})",
-            f"            for f in {files!r}]",
-            "model = mp.MaxEntModel(releases if len(releases) > 1 else releases[0])",
-        ]
+    if bucketized and len(files) == n:
+        python.append("releases = [")
+        for f, r in zip(files, rels, strict=True):
+            roles = f"qi={list(r.qi)!r}, sa={r.sa!r}, group={r.group!r}" + (
+                f", person={r.person!r}" if r.person else ""
+            )
+            python.append(f"    mp.Bucketized(pd.read_csv({f!r}, dtype=str), {roles}),")
+        python += ["]", "model = mp.MaxEntModel(releases if len(releases) > 1 else releases[0])"]
     else:
         python.append("model = mp.MaxEntModel(...)  # the releases and populations, as before")
     if m.facts:
-        python.append(f'apply_knowledge(model, load_knowledge("{knowledge or "KNOWLEDGE.txt"}"))')
+        python.append(f"apply_knowledge(model, load_knowledge({facts_file!r}))")
     python += [
         "result = model.solve()",
         f'result.report("report.html", threshold={threshold:g})',
-        f'result.risk_table(threshold={threshold:g}).to_csv("risk.csv", index=False)',
+        f'write_risk_table(result, "risk.csv", threshold={threshold:g})',
     ]
-    return {
-        "command": command if command is not None else shlex.join(cli),
-        "given": command is not None,
-        "python": "\n".join(python),
-    }
+    shown = command if command is not None else (shlex.join(cli) if cli else None)
+    return {"command": shown, "given": command is not None, "python": "\n".join(python)}
 
 
 def _cell(value) -> str:
