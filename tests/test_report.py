@@ -353,3 +353,28 @@ def test_the_python_to_reproduce_it_runs(files, tmp_path, monkeypatch):
     table = pd.read_csv(again / "risk.csv")
     assert table.loc[table["at_risk"], "name"].tolist() == ["Cathy", "Grace"]
     assert "Cathy" in (again / "report.html").read_text(encoding="utf-8")
+
+
+def test_readme_who_is_at_risk_runs(tmp_path, monkeypatch):
+    """The README tour, then its 'who is at risk' block, as written (in a scratch folder)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    block = next(b for b in blocks if "risk_table" in b and "report(" in b)
+    assert len(block.strip().splitlines()) <= 5
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    plt.close("all")
+    result, risk = namespace["result"], namespace["risk"]
+    # the numbers the README quotes
+    assert metrics.breaches(result, 0.5, by="person")["person"].nunique() == 5_015
+    assert metrics.breaches(result, 0.5)["records"].sum() == 2_981
+    assert risk.loc[risk["at_risk"], "records"].sum() == 5_015
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "5,015 of 14,210" in page
