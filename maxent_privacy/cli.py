@@ -104,7 +104,8 @@ exit codes:
   2    usage or bad input: arguments, an unreadable or malformed release or
        knowledge file, an unknown solver, knowledge the release cannot satisfy
   3    the solver failed or its answer failed the certificate check
-  4    output not written (--out or standard output); nothing partial is left
+  4    output not written (--out, --risk-out or standard output); nothing
+       partial is left
   130  interrupted (Ctrl-C)
   141  standard output closed early (... | head): quiet, as with SIGPIPE"""
 
