@@ -17,11 +17,22 @@ text). Without ``--population``, a release in which some QI cell is generalized 
 rather than read as exact values; ``--formats ours`` reads only our own cell syntax and
 ``--formats none`` every cell as an exact value.
 
+``maxent-privacy report release.csv [more.csv ...] --qi A B --sa S --group G [--person P]
+[--knowledge facts.txt] [--threshold 0.5] [--out report.html] [--risk-out risk.csv]``
+says who is at risk (:mod:`maxent_privacy.report`): a self-contained HTML report for a
+privacy officer and a risk table, one row per person (CSV, or Parquet by extension).
+``maxent-privacy --version`` prints the version. The argument parser imports neither
+pandas nor cvxpy: ``--help`` and ``--version`` answer at once.
+
 Errors. A user's mistake is one line on stderr, ``error: <message>``, naming the file,
-column, value or fact at fault, and never a Python traceback. The release must be a
-comma-separated UTF-8 text file (``.gz``, ``.bz2``, ``.xz``, ``.zip`` or ``.zst`` when the
-name says so) with a header line and the same number of fields on every line. The output
-file is written whole or not at all (see :mod:`maxent_privacy._io`). Exit codes:
+column, value or fact at fault, and never a Python traceback. Knowledge that cannot hold
+together adds, below that line, a table of the conflicting facts with how far each must
+move, alone, to become feasible (:func:`maxent_privacy.conflicts.conflict_moves`).
+
+The release must be a comma-separated UTF-8 text file (``.gz``, ``.bz2``, ``.xz``,
+``.zip`` or ``.zst`` when the name says so) with a header line and the same number of
+fields on every line. The output file is written whole or not at all (see
+:mod:`maxent_privacy._io`). Exit codes:
 
 ===  =================================================================================
 0    success
@@ -32,8 +43,8 @@ file is written whole or not at all (see :mod:`maxent_privacy._io`). Exit codes:
      (the facts contradict the data or each other)
 3    the solver failed: no optimal answer, or one that failed our certificate check
      (try another ``--solver``)
-4    output not written: ``--out`` (no such folder, not writable, disk full) or standard
-     output; nothing partial is left and an existing file is unchanged
+4    output not written: ``--out``, ``--risk-out`` (no such folder, not writable, disk
+     full) or standard output; nothing partial is left and an existing file is unchanged
 130  interrupted (Ctrl-C)
 141  standard output closed early (``maxent-privacy ... | head``): no message, as for
      any command killed by SIGPIPE (128 + 13)
@@ -49,6 +60,7 @@ import json
 import lzma
 import os
 import re
+import shlex
 import stat
 import sys
 import textwrap
@@ -57,15 +69,35 @@ import warnings
 import zipfile
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from . import datasets
+from . import __version__
 from ._io import atomic_write, check_target, write_text
-from .data import Bucketized
 from .errors import InaccurateSolution, MaxEntError, OutputError, ReleaseError, SolverFailed
-from .generalized import Generalized, check_population, find_generalized
-from .model import MaxEntModel
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas, numpy, scipy and cvxpy are imported by the commands that need them, never by the
+# argument parser: ``maxent-privacy --help`` and ``--version`` stay quick
+_LAZY = {
+    "pd": ("pandas", None),
+    "datasets": ("maxent_privacy.datasets", None),
+    "Bucketized": ("maxent_privacy.data", "Bucketized"),
+    "MaxEntModel": ("maxent_privacy.model", "MaxEntModel"),
+}
+
+
+def __getattr__(name: str):
+    """``cli.MaxEntModel``, ``cli.pd``, ...: imported on first use (PEP 562)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module, attr = _LAZY[name]
+    value = importlib.import_module(module)
+    return value if attr is None else getattr(value, attr)
+
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -82,12 +114,15 @@ exit codes:
   2    usage or bad input: arguments, an unreadable or malformed release or
        knowledge file, an unknown solver, knowledge the release cannot satisfy
   3    the solver failed or its answer failed the certificate check
-  4    output not written (--out or standard output); nothing partial is left
+  4    output not written (--out, --risk-out or standard output); nothing
+       partial is left
   130  interrupted (Ctrl-C)
   141  standard output closed early (... | head): quiet, as with SIGPIPE"""
 
 
 def _show(frame: pd.DataFrame) -> str:
+    import pandas as pd
+
     with pd.option_context(
         "display.width", 120, "display.max_columns", 20, "display.float_format", "{:.4f}".format
     ):
@@ -96,6 +131,10 @@ def _show(frame: pd.DataFrame) -> str:
 
 def demo(out=None) -> int:
     """Figure 1 of the Privacy-MaxEnt paper, end to end."""
+    from . import datasets
+    from .data import Bucketized
+    from .model import MaxEntModel
+
     out = sys.stdout if out is None else out
     frame = datasets.du2008_figure1()
     release = Bucketized(frame, qi=["gender", "degree"], sa="disease", group="bucket")
@@ -275,6 +314,8 @@ def read_release_csv(path, kind: str = "release") -> pd.DataFrame:
     the path. Values are read as text (``dtype=str``), as before. ``kind`` is
     ``"release"`` or ``"population"`` (for the messages).
     """
+    import pandas as pd
+
     what, row = ("a population", "person") if kind == "population" else ("a release", "record")
     path = Path(path)
     try:
@@ -424,6 +465,10 @@ _FORMATS = {"auto": "auto", "ours": "ours", "none": None}
 def _build_model(args, frame: pd.DataFrame):
     """The model of the release in ``frame``: bucketized, or generalized with the
     population of ``--population`` (generalized cells without one are an error)."""
+    from .data import Bucketized
+    from .generalized import Generalized, find_generalized
+    from .model import MaxEntModel
+
     formats = _FORMATS[getattr(args, "formats", "auto") or "auto"]
     population_file = getattr(args, "population", None)
     where = f"release file {args.release}"
@@ -487,6 +532,8 @@ def _population_id(args, people: pd.DataFrame) -> str:
 
 def _population_table(people: pd.DataFrame, id_column: str, qi) -> pd.DataFrame:
     """The population indexed by person id, checked (ids unique, QI present)."""
+    from .generalized import check_population
+
     if id_column in qi:
         raise ReleaseError(
             f"the population's person id column {id_column!r} is a quasi-identifier; name "
@@ -508,6 +555,181 @@ _INTEGER = r"-?(?:0|[1-9]\d{0,17})"
 _DECIMAL = r"-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?"
 
 
+# ---------------------------------------------------------------------------- report
+_HTML_SUFFIXES = (".html", ".htm")
+_FRAME_SUFFIXES = (".csv", ".parquet", ".pq")
+
+
+def _check_report_targets(args) -> tuple[str | None, str | None]:
+    """The HTML and risk-table paths, checked before any work (default: report.html)."""
+    html, risk = args.out, args.risk_out
+    if html is None and risk is None:
+        html = "report.html"
+    if html is not None:
+        if Path(html).suffix.lower() not in _HTML_SUFFIXES:
+            raise _UsageError(f"--out {html!r}: give an .html file name")
+        check_target(html)
+    if risk is not None:
+        suffix = Path(risk).suffix.lower()
+        if suffix not in _FRAME_SUFFIXES:
+            raise _UsageError(
+                f"--risk-out {risk!r}: give a .csv, .parquet or .pq file name (the format "
+                "follows the extension)"
+            )
+        if suffix != ".csv":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise _UsageError(
+                    f"--risk-out {risk!r}: Parquet needs pyarrow (pip install pyarrow); or "
+                    "give a .csv file name"
+                ) from None
+        check_target(risk)
+    return html, risk
+
+
+def _report_model(args):
+    """Read the knowledge file and the releases (pooled when several), build the model."""
+    from .data import Bucketized
+    from .model import MaxEntModel
+    from .parser import apply_knowledge, load_knowledge
+
+    statements = []
+    if args.knowledge:
+        try:
+            statements = load_knowledge(args.knowledge)
+        except OSError as exc:
+            reason = exc.strerror or _one_line(exc)
+            raise _InputError(f"{args.knowledge}: cannot read: {reason}") from exc
+    releases = []
+    for path in args.release:
+        frame = read_release_csv(path)
+        try:
+            releases.append(
+                Bucketized(frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person)
+            )
+        except ReleaseError as exc:
+            message = _one_line(exc, limit=_MAX_MESSAGE // 2)
+            raise _InputError(f"{message} (release file {path})") from exc
+    if len(releases) > 1 and args.person is None:
+        raise _UsageError(
+            f"{len(releases)} releases are pooled through their person ids: give --person"
+        )
+    model = MaxEntModel(releases if len(releases) > 1 else releases[0])
+    names = apply_knowledge(model, statements)
+    return model, names
+
+
+def report(args, out=None, err=None) -> int:
+    """The ``report`` command: who is at risk, as an HTML report and a risk table.
+
+    Returns the exit code; an error is one line on ``err`` (see the module docstring).
+    """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    return _guard(lambda: _report(args, out), err)
+
+
+def _report(args, out) -> int:
+    from ._io import write_frame
+    from .report import risk_summary, risk_table, write_report
+
+    html, risk = _check_report_targets(args)
+    model, names = _report_model(args)
+    result = model.solve(solver=args.solver)
+    table = risk_table(result, threshold=args.threshold)
+    summary = risk_summary(result, args.threshold, table)
+    if risk is not None:
+        write_frame(risk, table, index=False)  # the table of the summary: solved once
+    if html is not None:
+        argv = getattr(args, "argv", None)
+        write_report(
+            result,
+            html,
+            threshold=args.threshold,
+            top=args.top,
+            sources=args.release,
+            knowledge=args.knowledge,
+            command=None if argv is None else shlex.join(["maxent-privacy", *argv]),
+        )
+    n_facts = f"{len(names)} fact{'s' if len(names) != 1 else ''}"
+    facts = f"{n_facts} from {args.knowledge}" if args.knowledge else "no knowledge file"
+    n_rel = len(args.release)
+    print(
+        f"{model.n_records:,} people, {n_rel} release{'s' if n_rel != 1 else ''}; {facts}",
+        file=out,
+    )
+    print(f"certificate: {result.certificate}", file=out)
+    classes = (
+        f"; {summary['classes_at_risk']:,} of {summary['classes']:,} (QI value, group) classes"
+        if summary["classes"] is not None
+        else ""
+    )
+    print(
+        f"at threshold {args.threshold:g}: {summary['people_at_risk']:,} of "
+        f"{summary['people']:,} people at risk under the maximum-entropy estimate"
+        + ("" if summary["per_person"] else " (one person per record)")
+        + classes,
+        file=out,
+    )
+    at_risk = table[table["at_risk"]]
+    if len(at_risk):
+        keys = [table.columns[0]] if summary["per_person"] else [*model.qi, model.group]
+        shown = ", ".join(
+            f"{' '.join(str(row[k]) for k in keys)} ({row['value']} {row['maxent']:.3f})"
+            for _, row in at_risk.head(10).iterrows()
+        )
+        more = f" and {len(at_risk) - 10:,} more" if len(at_risk) > 10 else ""
+        print(f"at risk: {shown}{more}", file=out)
+    if risk is not None:
+        print(f"risk table written to {risk}", file=out)
+    if html is not None:
+        print(f"report written to {html}", file=out)
+    return EXIT_OK
+
+
+_MAX_CONFLICTS = 20  # conflicting facts listed
+_FACT_WIDTH = 60  # characters of a fact's name shown in the table
+
+
+def _number(v) -> str:
+    import math
+
+    v = float(v)
+    if math.isnan(v):
+        return "-"
+    if math.isinf(v):
+        return "no single change"
+    return f"{v:.4g}"
+
+
+def _conflict_lines(exc) -> list[str]:
+    """For contradictory knowledge with its conflicting facts known: the error line, then
+    a table of the facts with how far each must move (``conflicts.conflict_moves``)."""
+    from .errors import InfeasibleKnowledge
+
+    table = getattr(exc, "conflicts", None) if isinstance(exc, InfeasibleKnowledge) else None
+    if table is None or len(table) == 0 or "fact" not in table:
+        return []
+    n = len(table)
+    names = [_one_line(name, limit=_FACT_WIDTH) for name in table["fact"].astype(str)]
+    moves = [_number(v) for v in table["move"]] if "move" in table else ["-"] * n
+    tos = [_number(v) for v in table["to"]] if "to" in table else ["-"] * n
+    rows = list(zip(names, moves, tos, strict=True))[:_MAX_CONFLICTS]
+    head = ("fact", "move by", "nearest value that holds")
+    width = [max(len(r[i]) for r in [head, *rows]) for i in range(2)]
+    lines = [
+        f"error: {n} fact{'s' if n != 1 else ''} cannot hold together with the data; "
+        "each fact below, moved alone by the amount shown (the others kept), would make "
+        "them feasible:"
+    ]
+    for name, move, to in [head, *rows]:
+        lines.append(f"  {name:<{width[0]}}  {move:>{width[1]}}  {to}".rstrip())
+    if n > _MAX_CONFLICTS:
+        lines.append(f"  ... and {n - _MAX_CONFLICTS} more")
+    return lines
+
+
 def _guard(command, err) -> int:
     """Run a command; a user's error is one line on ``err``, a bug a traceback. Exit code."""
     try:
@@ -518,7 +740,10 @@ def _guard(command, err) -> int:
         print("error: interrupted", file=err)
         return EXIT_INTERRUPTED
     except MaxEntError as exc:
-        print(f"error: {_one_line(exc)}", file=err)
+        lines = _conflict_lines(exc)
+        print(lines[0] if lines else f"error: {_one_line(exc)}", file=err)
+        for line in lines[1:]:
+            print(line, file=err)
         return _exit_code(exc)
     except Exception as exc:
         traceback.print_exc(file=err)
@@ -573,6 +798,13 @@ def _posterior_records(table: pd.DataFrame) -> list[dict]:
     return out
 
 
+SOLVER_HELP = (
+    "'maxent' (our Newton solver on the dual; the default when every fact is linear) or "
+    "a cvxpy solver with the exponential cone: CLARABEL (the default otherwise), ECOS, "
+    "SCS, MOSEK"
+)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="maxent-privacy",
@@ -580,6 +812,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=_HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser(
         "demo",
@@ -599,35 +832,8 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     an.add_argument("release", help="CSV file, one row per record (values read as text)")
-    an.add_argument(
-        "--qi", nargs="+", required=True, metavar="COL", help="quasi-identifier columns"
-    )
-    an.add_argument("--sa", required=True, metavar="COL", help="sensitive column")
-    an.add_argument("--group", required=True, metavar="COL", help="group (bucket) column")
-    an.add_argument("--person", metavar="COL", help="pseudonym column (one id per row)")
-    an.add_argument(
-        "--population",
-        metavar="FILE",
-        help="population CSV (person id and exact QI columns) of a generalized release: "
-        "its QI cells are ranges, masks or sets ([44-47], 20-29, <30, 021**, {a, b}, *)",
-    )
-    an.add_argument(
-        "--population-id",
-        metavar="COL",
-        help="person id column of --population (default: the --person column's name if "
-        "the population has it, else its first column)",
-    )
-    an.add_argument(
-        "--formats",
-        choices=["auto", "ours", "none"],
-        default="auto",
-        help="how QI cells are read: auto (ours and ARX/sdcMicro's: 20-29, [20, 30[, <30, "
-        ">=60, 021**, *), ours ([lo-hi], {a, b}, *), none (every cell an exact value)",
-    )
-    an.add_argument(
-        "--knowledge", metavar="FILE", help="knowledge file (see maxent_privacy.parser)"
-    )
-    an.add_argument("--solver", metavar="NAME", help="cvxpy solver (default CLARABEL)")
+    _add_release_arguments(an)
+    _add_population_arguments(an)
     an.add_argument(
         "--out",
         metavar="FILE",
@@ -638,7 +844,98 @@ def _parser() -> argparse.ArgumentParser:
         choices=["group"],
         help="'group': P(sensitive | QI, group) instead of P(sensitive | QI)",
     )
+    _add_report_parser(sub)
     return parser
+
+
+def _add_population_arguments(p: argparse.ArgumentParser) -> None:
+    """How to read a generalized release and place its people (analyze)."""
+    p.add_argument(
+        "--population",
+        metavar="FILE",
+        help="population CSV (person id and exact QI columns) of a generalized release: "
+        "its QI cells are ranges, masks or sets ([44-47], 20-29, <30, 021**, {a, b}, *)",
+    )
+    p.add_argument(
+        "--population-id",
+        metavar="COL",
+        help="person id column of --population (default: the --person column's name if "
+        "the population has it, else its first column)",
+    )
+    p.add_argument(
+        "--formats",
+        choices=["auto", "ours", "none"],
+        default="auto",
+        help="how QI cells are read: auto (ours and ARX/sdcMicro's: 20-29, [20, 30[, <30, "
+        ">=60, 021**, *), ours ([lo-hi], {a, b}, *), none (every cell an exact value)",
+    )
+
+
+def _add_release_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments that say how to read a release and what is known (analyze, report)."""
+    p.add_argument("--qi", nargs="+", required=True, metavar="COL", help="quasi-identifier columns")
+    p.add_argument("--sa", required=True, metavar="COL", help="sensitive column")
+    p.add_argument("--group", required=True, metavar="COL", help="group (bucket) column")
+    p.add_argument("--person", metavar="COL", help="pseudonym column (one id per row)")
+    p.add_argument("--knowledge", metavar="FILE", help="knowledge file (see maxent_privacy.parser)")
+    p.add_argument("--solver", metavar="NAME", help=SOLVER_HELP)
+
+
+def _threshold(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def _add_report_parser(sub) -> None:
+    rp = sub.add_parser(
+        "report",
+        help="who is at risk: an HTML report for a privacy officer and a risk table",
+        description="Estimate P(sensitive | QI) of a bucketized release (several files with "
+        "the same people are pooled through --person) under background knowledge, and say "
+        "who is at risk: a self-contained HTML report (--out) and one row per person, or "
+        "per QI value and group without person ids (--risk-out: id and QI columns, value, "
+        "maxent, at_risk). With neither option the report goes to report.html.",
+        epilog=EXIT_CODES,
+        formatter_class=_HelpFormatter,
+    )
+    rp.add_argument(
+        "release", nargs="+", help="CSV file(s), one row per record (values read as text)"
+    )
+    _add_release_arguments(rp)
+    rp.add_argument(
+        "--threshold",
+        type=_threshold,
+        default=0.5,
+        metavar="P",
+        help="a person is at risk when their likeliest sensitive value has a posterior of "
+        "at least P (default 0.5)",
+    )
+    rp.add_argument("--out", metavar="FILE", help="HTML report (default report.html)")
+    rp.add_argument(
+        "--risk-out", metavar="FILE", help="risk table: .csv, or .parquet/.pq (needs pyarrow)"
+    )
+    rp.add_argument(
+        "--top",
+        type=_positive,
+        default=20,
+        metavar="N",
+        help="people listed in the report (default 20)",
+    )
 
 
 def main(argv=None) -> int:
@@ -650,6 +947,9 @@ def main(argv=None) -> int:
     try:
         if args.command == "demo":
             code = _guard(lambda: demo(out), err)
+        elif args.command == "report":
+            args.argv = list(sys.argv[1:] if argv is None else argv)
+            code = report(args, out, err)
         else:
             code = analyze(args, out, err)
         if sys.stdout is not None:

@@ -20,6 +20,8 @@ cvxpy. Soft facts never conflict.
 
 from __future__ import annotations
 
+import math
+
 import cvxpy as cp
 import numpy as np
 import pandas as pd
@@ -29,7 +31,7 @@ from scipy.optimize import linprog
 from .errors import InfeasibleKnowledge
 from .numerics import cell_components
 
-__all__ = ["explain_infeasibility", "explained", "is_feasible"]
+__all__ = ["conflict_moves", "explain_infeasibility", "explained", "is_feasible"]
 
 
 def _data_rows(model):
@@ -152,12 +154,113 @@ def explain_infeasibility(model, tol: float = 1e-9) -> pd.DataFrame:
     return empty
 
 
+#: conflicts with more facts than this get no ``move`` (one LP per fact)
+MAX_MOVES = 50
+
+
+def _value_sign(fact) -> float | None:
+    """+1 or -1: how the fact's stated constant moves when its right side ``b`` grows (a
+    scalar fact comparing an expression with a constant), else None."""
+    args = getattr(fact.constraint, "args", ())
+    if fact.size != 1 or len(args) != 2:
+        return None
+    left, right = (not a.variables() for a in args)
+    if right and not left:
+        return 1.0  # expr - c: b = c
+    if left and not right:
+        return -1.0  # c - expr: b = -c
+    return None
+
+
+def _move(model, fact, others, A, b, cols) -> tuple[float, float]:
+    """(min sum |change of fact.b|, the stated constant after it) keeping ``others``;
+    (inf, nan) when no change of this fact alone restores feasibility."""
+    k = fact.size
+    n = len(cols)
+    rows = np.flatnonzero(np.diff(sp.csr_array(A[:, cols]).indptr) > 0)
+    eq = [g for g in others if g.sense == "=="]
+    ineq = [g for g in others if g.sense == "<="]
+    shift = sp.hstack([-sp.eye_array(k), sp.eye_array(k)])  # fact.A x - t+ + t-
+
+    def rows_of(fs):
+        return [sp.hstack([g.A[:, cols], sp.csr_array((g.size, 2 * k))]) for g in fs]
+
+    own = sp.hstack([fact.A[:, cols], shift])
+    data = sp.hstack([A[rows][:, cols], sp.csr_array((len(rows), 2 * k))])
+    eq_rows, eq_b = [data, *rows_of(eq)], [b[rows]] + [g.b for g in eq]
+    in_rows, in_b = rows_of(ineq), [g.b for g in ineq]
+    if fact.sense == "==":
+        eq_rows.append(own)
+        eq_b.append(fact.b)
+    else:
+        in_rows.append(own)
+        in_b.append(fact.b)
+    A_eq, b_eq = sp.vstack(eq_rows, format="csr"), np.concatenate(eq_b)
+    A_ub = sp.vstack(in_rows, format="csr") if in_rows else None
+    b_ub = np.concatenate(in_b) if in_rows else None
+    cost = np.concatenate([np.zeros(n), np.ones(2 * k)])
+    res = linprog(
+        cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs"
+    )
+    if res.status != 0:
+        return math.inf, math.nan
+    t = res.x[n : n + k] - res.x[n + k :]
+    move = float(np.abs(t).sum())
+    sign = _value_sign(fact)
+    if sign is None:
+        return move, math.nan
+    # the constant as written is sign * b; the fact holds at b + t
+    return move, sign * (float(fact.b[0]) + float(t[0]))
+
+
+def conflict_moves(model, conflicts: pd.DataFrame) -> pd.DataFrame:
+    """``conflicts`` (from :func:`explain_infeasibility`) with how far each fact is off.
+
+    ``move``: the smallest total change of the fact's right-hand side (probability units
+    for ``P(...)`` facts; summed over the rows of a vector fact) that makes the knowledge
+    feasible when the other facts of the conflict stay as they are (a linear program,
+    HiGHS; facts outside the conflict are not considered, the model may hold other
+    conflicts); infinite when changing this fact alone cannot (a relation between
+    expressions may be such); NaN when a fact of the conflict is not linear. ``to``: for a fact that
+    compares an expression with a constant, the constant after that change (the nearest
+    value that would hold), else NaN.
+
+    >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+    >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+    ...                                sa="disease", group="bucket"))
+    >>> model.add(model.P("Flu", gender="male") == 0.1, name="too few flu")
+    >>> table = conflict_moves(model, explain_infeasibility(model))
+    >>> [round(float(v), 6) for v in table.loc[0, ["move", "to"]]]  # 1 of 6 men at least
+    [0.066667, 0.166667]
+    """
+    out = conflicts.copy()
+    out["move"] = np.nan
+    out["to"] = np.nan
+    if out.empty or len(out) > MAX_MOVES:
+        return out
+    by_name = {f.name: f for f in model.facts}
+    facts = [by_name.get(name) for name in out["fact"]]
+    if any(f is None or f.sense not in ("==", "<=") for f in facts):
+        return out  # a non-linear fact in the conflict: no LP
+    A, b = _data_rows(model)
+    lab = _components(model, facts, A)
+    for i, fact in enumerate(facts):
+        if not len(fact.cells):
+            continue
+        piece = lab[fact.cells[0]]
+        cols = np.flatnonzero(lab == piece)
+        others = [g for g in facts if g is not fact and len(g.cells) and lab[g.cells[0]] == piece]
+        out.loc[out.index[i], ["move", "to"]] = _move(model, fact, others, A, b, cols)
+    return out
+
+
 def explained(model, err: InfeasibleKnowledge) -> InfeasibleKnowledge:
-    """``err`` with the conflicting facts named (:func:`explain_infeasibility`), or
-    ``err`` itself when no fact is to blame."""
+    """``err`` with the conflicting facts named (:func:`explain_infeasibility`) and how far
+    each is off (:func:`conflict_moves`), or ``err`` itself when no fact is to blame."""
     table = explain_infeasibility(model)
     if table.empty:
         return err
+    table = conflict_moves(model, table)
     names = table["fact"].tolist()
     shown = "; ".join(names[:6]) + ("; ..." if len(names) > 6 else "")
     return InfeasibleKnowledge(

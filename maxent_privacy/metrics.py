@@ -77,9 +77,28 @@ def breaches(result, threshold: float, by: str | None = None) -> pd.DataFrame:
 
     Columns: the QI columns, the sensitive value, ``posterior`` and ``records`` (how many
     records have that QI value), worst first. ``threshold`` must be in (0, 1].
+
+    ``by=None`` uses P(S | QI), which averages over the groups that hold a QI value, and
+    so can hide people whom their own group exposes; ``by="group"`` uses
+    P(S | QI, group). ``by="person"`` counts people: one row per person and sensitive
+    value that reaches the threshold, with columns ``person``, the sensitive value and
+    ``posterior``. People are the person ids when the release has them
+    (:meth:`Result.person_posterior`), else the records of the release, each named by its
+    row label and given its (QI value, group) posterior. ``breaches(r, t, by="person")
+    ["person"].nunique()`` is the number of people at risk.
+
+    >>> from maxent_privacy import Bucketized, MaxEntModel, datasets
+    >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+    ...                      sa="disease", group="bucket", person="name")
+    >>> model = MaxEntModel(release)
+    >>> model.add(model.P("Breast Cancer", gender="male") == 0)
+    >>> breaches(model.solve(), 0.99, by="person")["person"].tolist()
+    ['Cathy', 'Grace']
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    if by == "person":
+        return _person_breaches(result, threshold)
     m = result.model
     post = result.posterior(by=by)
     keys = list(post.index.names)
@@ -87,4 +106,21 @@ def breaches(result, threshold: float, by: str | None = None) -> pd.DataFrame:
     long = long[long["posterior"] >= threshold - 1e-9]
     sizes = m.structure.records.groupby(keys, sort=True, observed=True).size().rename("records")
     long = long.merge(sizes.reset_index(), on=keys, how="left")
+    return long.sort_values("posterior", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _person_breaches(result, threshold: float) -> pd.DataFrame:
+    m = result.model
+    if result.structure.person_class is not None:
+        post = result.person_posterior()
+    else:  # every record is a person: its class's P(S | QI, group)
+        records = result.structure.records
+        by_group = result.posterior(by="group")
+        post = by_group.reindex(pd.MultiIndex.from_frame(records[list(by_group.index.names)]))
+        post.index = records.index
+    post = post.copy()
+    post.index.name = "person"
+    post.columns.name = m.sa
+    long = post.stack().rename("posterior").reset_index()
+    long = long[long["posterior"] >= threshold - 1e-9]
     return long.sort_values("posterior", ascending=False, kind="stable").reset_index(drop=True)

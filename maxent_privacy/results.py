@@ -266,8 +266,21 @@ class Result:
             f"{len(self.duals)} duals>"
         )
 
-    def plot(self, ax=None, by: str | None = None, cmap: str = "viridis", annotate=None):
-        """Heatmap of the posterior P(S | QI) (matplotlib); ``by="group"`` per bucket.
+    def plot(
+        self,
+        ax=None,
+        by: str | None = None,
+        cmap: str = "viridis",
+        annotate=None,
+        top: int | None = 30,
+    ):
+        """Heatmap of the posterior P(S | QI) (matplotlib): ``by="group"`` per QI value and
+        bucket, ``by="person"`` per person (:meth:`person_posterior`).
+
+        A table of more than ``top`` rows shows its ``top`` riskiest (largest posterior
+        first) and says so in the title; ``top=None`` draws every row, still within a
+        readable figure size (see :func:`maxent_privacy.plotting.plot_posterior`).
+        :func:`maxent_privacy.plotting.plot_risk` draws how many people are how exposed.
 
         >>> from maxent_privacy import Bucketized, MaxEntModel, datasets
         >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
@@ -276,4 +289,20 @@ class Result:
         """
         from .plotting import plot_posterior
 
-        return plot_posterior(self.posterior(by=by), ax=ax, cmap=cmap, annotate=annotate)
+        table = self.person_posterior() if by == "person" else self.posterior(by=by)
+        what = {"person": "people", "group": "(QI value, group) rows"}.get(by, "QI values")
+        return plot_posterior(table, ax=ax, cmap=cmap, annotate=annotate, top=top, what=what)
+
+    def risk_table(self, threshold: float = 0.5) -> pd.DataFrame:
+        """Who is at risk: one row per person (or QI value and group), worst first; see
+        :func:`maxent_privacy.report.risk_table`."""
+        from .report import risk_table
+
+        return risk_table(self, threshold=threshold)
+
+    def report(self, path, threshold: float = 0.5, **options) -> None:
+        """Write a self-contained HTML risk report for a privacy officer to ``path``; see
+        :func:`maxent_privacy.report.write_report` (``options`` go there)."""
+        from .report import write_report
+
+        write_report(self, path, threshold=threshold, **options)

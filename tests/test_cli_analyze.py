@@ -137,7 +137,11 @@ def test_infeasible_knowledge(release_csv, tmp_path, capsys):
     assert run(release_csv, "--knowledge", str(facts), "--out", str(out)) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "cannot hold together" in err and "more flu" in err
-    assert err.count("\n") == 1
+    # the error line, then a table: each conflicting fact and how far it must move
+    lines = err.splitlines()
+    assert len(lines) == 4 and lines[1].split() == ["fact", "move", "by", "nearest", "value",
+                                                    "that", "holds"]  # fmt: skip
+    assert lines[2].split()[-2:] == ["0.2", "0.5"] and lines[3].split()[-2:] == ["0.2", "0.3"]
     assert not out.exists()
 
 

@@ -1,0 +1,512 @@
+"""Who is at risk after a release: a risk table per person and an HTML report.
+
+:func:`risk_table` lists, for each person (for each QI value and group when the release
+has no person ids), the sensitive value an adversary would most likely guess, its
+maximum-entropy probability and whether that reaches a threshold. :func:`write_report`
+writes one self-contained HTML file for a privacy officer: the release and the
+knowledge in plain words, how many people are at risk, the riskiest people, a figure of
+the risk of everyone, the facts that move the estimate most, the certificate and the
+commands that reproduce it. ``result.risk_table(...)``, ``result.report(...)`` and the
+command ``maxent-privacy report`` call these.
+
+>>> from maxent_privacy import Bucketized, MaxEntModel, datasets
+>>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+...                      sa="disease", group="bucket", person="name")
+>>> model = MaxEntModel(release)
+>>> model.add(model.P("Breast Cancer", gender="male") == 0)
+>>> table = risk_table(model.solve(), threshold=0.99)
+>>> print(table.head(3).to_string(index=False))
+ name gender  degree  bucket         value   maxent  at_risk
+Cathy female college       1 Breast Cancer 1.000000     True
+Grace female  junior       2 Breast Cancer 1.000000     True
+Allen   male college       1           Flu 0.666667    False
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import re
+import shlex
+
+import numpy as np
+import pandas as pd
+
+from ._io import check_target, write_frame, write_text
+
+__all__ = ["render_report", "risk_summary", "risk_table", "write_report", "write_risk_table"]
+
+#: a probability at least ``threshold - _TOL`` reaches the threshold (1.0 computed as
+#: 0.9999999999 must count)
+_TOL = 1e-9
+_RESERVED = {"value", "maxent", "lower", "upper", "at_risk", "records"}
+
+
+def _check_threshold(threshold) -> float:
+    try:
+        t = float(threshold)
+    except (TypeError, ValueError):
+        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}") from None
+    if not 0 < t <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    return t
+
+
+def per_person(result) -> bool:
+    """Whether the result knows people by id (a person column, pooled releases)."""
+    return result.structure.person_class is not None
+
+
+def _id_column(model) -> str:
+    """The name of the person-id column: the release's own, else ``"person"``."""
+    names = [r.person for r in model.releases if getattr(r, "person", None) is not None]
+    names += [p.index.name for p in model.populations if p is not None and p.index.name]
+    name = str(names[0]) if names else "person"
+    if name in _RESERVED or name in model.qi or name == model.sa:
+        return "person"
+    return name
+
+
+def _person_keys(result, ids: pd.Index) -> pd.DataFrame:
+    """The QI values (and group, for one release) of each person id, in ``ids`` order."""
+    m = result.model
+    records = result.structure.records
+    cols = list(m.qi) + ([m.group] if m.group in records and not m.pooled else [])
+    pid = "pid" if "pid" in records else getattr(m.release, "person", None)
+    if pid is not None and pid in records:
+        known = records.drop_duplicates(pid).set_index(pid)[cols]
+    else:
+        known = pd.DataFrame(columns=cols)
+    for p in m.persons:  # individuals singled out with model.person(...)
+        if p.name not in known.index:
+            row = dict(p.qi)
+            if m.group in cols:
+                row[m.group] = p.group
+            known.loc[p.name] = pd.Series(row)
+    return known.reindex(ids).reset_index(drop=True)
+
+
+def _bounds(result, by: str, keys: list, values: pd.Series) -> pd.DataFrame | None:
+    """``lower`` and ``upper`` of each row's value, when the result can certify intervals.
+
+    ``result.bounds(by=...)`` (where it exists) returns a frame indexed by the row keys and
+    the sensitive value with ``lower`` and ``upper`` columns; rows are matched by position
+    of the index levels, not by their names.
+    """
+    if not hasattr(result, "bounds"):
+        return None
+    frame = result.bounds(by=by)
+    wanted = pd.MultiIndex.from_arrays([*keys, values.to_numpy()])
+    found = frame[["lower", "upper"]].reindex(wanted)
+    return found.reset_index(drop=True)
+
+
+def risk_table(result, threshold: float = 0.5) -> pd.DataFrame:
+    """One row per person, worst first: who could be found out, and how surely.
+
+    With person ids (a release's person column, pooled releases) the rows are people:
+    the id column (named as in the release, else ``person``), the QI columns (and the
+    group column for one release). Without them the rows are the (QI value, group)
+    classes of the release, with ``records``, the number of people in each. Then:
+
+    * ``value``: the sensitive value most likely under the maximum-entropy estimate
+      (ties: the first in sorted order);
+    * ``maxent``: its maximum-entropy posterior;
+    * ``lower``, ``upper``: its certified interval over every table the release and the
+      knowledge allow, only when the result has a ``bounds`` method (certified bounds are
+      not part of this version; the columns appear when they are);
+    * ``at_risk``: ``maxent >= threshold``.
+
+    Sorted by ``maxent``, largest first (ties in table order).
+    """
+    threshold = _check_threshold(threshold)
+    m = result.model
+    if per_person(result):
+        post = result.person_posterior()
+        keys = _person_keys(result, post.index)
+        ident = _id_column(m)
+        keys.insert(0, ident, post.index.to_numpy())
+        by, key_arrays = "person", [post.index.to_numpy()]
+    else:
+        post = result.posterior(by="group")
+        keys = post.index.to_frame(index=False)
+        sizes = result.structure.records.groupby(list(post.index.names), observed=True).size()
+        keys["records"] = sizes.reindex(post.index).fillna(0).to_numpy(dtype=int)
+        by = "group"
+        key_arrays = [post.index.get_level_values(i).to_numpy() for i in range(post.index.nlevels)]
+    probs = post.to_numpy(dtype=float)
+    best = np.argmax(np.nan_to_num(probs, nan=-1.0), axis=1) if probs.shape[1] else []
+    values = pd.Series(np.asarray(post.columns)[best], dtype=object)
+    maxent = probs[np.arange(len(post)), best] if probs.shape[1] else np.zeros(len(post))
+    table = keys.copy()
+    table["value"] = values.to_numpy()
+    table["maxent"] = maxent
+    bounds = _bounds(result, by, key_arrays, values)
+    if bounds is not None:
+        table["lower"] = bounds["lower"].to_numpy(dtype=float)
+        table["upper"] = bounds["upper"].to_numpy(dtype=float)
+    table["at_risk"] = table["maxent"].to_numpy() >= threshold - _TOL
+    order = np.argsort(-table["maxent"].to_numpy(dtype=float), kind="stable")
+    return table.iloc[order].reset_index(drop=True)
+
+
+def write_risk_table(result, path, threshold: float = 0.5) -> pd.DataFrame:
+    """Write :func:`risk_table` to ``path``, whole or not at all: CSV, or Parquet for
+    ``.parquet``/``.pq`` (needs pyarrow; without it an OutputError says so). Returns the
+    table."""
+    table = risk_table(result, threshold)
+    write_frame(path, table, index=False)
+    return table
+
+
+def risk_summary(result, threshold: float = 0.5, table: pd.DataFrame | None = None) -> dict:
+    """Counts at ``threshold``: people at risk (of how many), (QI value, group) classes
+    (None for pooled releases) and QI values whose largest posterior reaches it, and,
+    when the table has ``upper``, the people at risk in the worst case."""
+    threshold = _check_threshold(threshold)
+    table = risk_table(result, threshold) if table is None else table
+    weight = table["records"].to_numpy(dtype=float) if "records" in table else None
+    at = table["at_risk"].to_numpy(dtype=bool)
+    people = float(weight.sum()) if weight is not None else float(len(table))
+    people_at = float(weight[at].sum()) if weight is not None else float(at.sum())
+    # pooled releases have no single group per record: no (QI value, group) classes
+    by_group = None if result.model.pooled else result.posterior(by="group").max(axis=1)
+    by_qi = result.posterior().max(axis=1)
+    out = {
+        "threshold": threshold,
+        "people": int(people),
+        "people_at_risk": int(people_at),
+        "classes": None if by_group is None else len(by_group),
+        "classes_at_risk": None if by_group is None else int((by_group >= threshold - _TOL).sum()),
+        "qi_values": len(by_qi),
+        "qi_values_at_risk": int((by_qi >= threshold - _TOL).sum()),
+        "per_person": weight is None,
+    }
+    if "upper" in table:
+        worst = table["upper"].to_numpy(dtype=float) >= threshold - _TOL
+        out["people_at_risk_worst_case"] = int(
+            weight[worst].sum() if weight is not None else worst.sum()
+        )
+    return out
+
+
+# ------------------------------------------------------------------------ in words
+def _pct(p: float) -> str:
+    if not math.isfinite(p):
+        return str(p)
+    return f"{100 * p:.3g}%"
+
+
+_P_LABEL = re.compile(r"^P\((?P<what>.+?)(?: \| (?P<given>.+))?\)$")
+_PERSON_LABEL = re.compile(r"^P\((?P<who>.+?) has (?P<what>.+)\)$")
+_COUNT_LABEL = re.compile(r"^count\((?P<what>.+?) among (?P<who>.+)\)$")
+
+
+def _subject(label: str) -> tuple[str, bool]:
+    """``(words, is a probability)`` for the label of ``model.P``/``person.P``/count."""
+    match = _PERSON_LABEL.match(label)
+    if match and " | " not in label:
+        return f"the chance that {match['who']} has {match['what']}", True
+    match = _COUNT_LABEL.match(label)
+    if match:
+        return f"the number of {match['who']} who have {match['what']}", False
+    match = _P_LABEL.match(label)
+    if match:
+        given = match["given"]
+        who = f"people with {given.replace('=', ' = ')}" if given else "all people"
+        return f"the share of {who} who have {match['what']}", True
+    return label, False
+
+
+def fact_in_words(fact) -> str:
+    """One sentence for a fact made of ``model.P(...)``-like terms; its name otherwise."""
+    from .facts import label_of, tag_of
+
+    constraint = fact.constraint
+    kind = type(constraint).__name__
+    soft = ""
+    if fact.sense == "soft":
+        soft = f" (soft: may give way, at a cost of {fact.weight:g} per unit)"
+    args = getattr(constraint, "args", ())
+    if kind not in ("Equality", "Inequality", "Zero", "NonPos") or len(args) != 2:
+        return f"{fact.name}{soft}"
+    left, right = args
+    op = "is exactly" if kind == "Equality" else "is at most"
+    if tag_of(left) is None and tag_of(right) is not None:  # c <= expr: expr is at least c
+        left, right = right, left
+        op = "is exactly" if kind == "Equality" else "is at least"
+    label = label_of(left)
+    if tag_of(left) is None or label is None:
+        return f"{fact.name}{soft}"
+    subject, prob = _subject(label)
+    if tag_of(right) is not None and label_of(right):
+        other, _ = _subject(label_of(right))
+        return f"{subject[0].upper()}{subject[1:]} {op} {other}{soft}."
+    if right.variables():
+        return f"{fact.name}{soft}"
+    value = np.asarray(right.value, dtype=float).ravel()
+    if value.size != 1:
+        return f"{fact.name}{soft}"
+    shown = _pct(float(value[0])) if prob else f"{float(value[0]):g}"
+    return f"{subject[0].upper()}{subject[1:]} {op} {shown}{soft}."
+
+
+def _dual_words(fact, dual: float) -> str:
+    if not math.isfinite(dual):
+        return (
+            "settles some values exactly (the presolve fixed them), so it shapes the estimate "
+            "more than any rate of change can say"
+        )
+    if abs(dual) < 1e-9:
+        return "does not move the estimate: the release implies it, or it is slack"
+    step = 0.01 * abs(dual)
+    if fact.sense == "<=" or (fact.sense == "soft" and fact.soft_sense == "<="):
+        return (
+            f"loosening it by 0.01 would raise the adversary's remaining uncertainty by "
+            f"{step:.3g} nats per record"
+        )
+    direction = "raise" if dual > 0 else "lower"
+    return (
+        f"raising its value by 0.01 would {direction} the adversary's remaining uncertainty "
+        f"by {step:.3g} nats per record"
+    )
+
+
+def _influence(result, limit: int = 12) -> list[dict]:
+    """Facts ranked by how much they move the estimate (|dual|; fixed facts first)."""
+    facts = {f.name: f for f in result.model.facts}
+    rows = []
+    for name, dual in result.duals.items():
+        base = re.sub(r"\[\d+\]$", "", str(name))
+        fact = facts.get(str(name)) or facts.get(base)
+        if fact is None:
+            continue
+        d = float(dual)
+        key = math.inf if math.isnan(d) else abs(d)
+        rows.append(
+            {
+                "name": str(name),
+                "dual": "fixed" if math.isnan(d) else f"{d:.4g}",
+                "words": _dual_words(fact, math.inf if math.isnan(d) else d),
+                "key": key,
+            }
+        )
+    rows.sort(key=lambda r: -r["key"])
+    return rows[:limit]
+
+
+# ------------------------------------------------------------------------ figures
+def _png(draw, figsize) -> str:
+    """A figure drawn by ``draw(fig)`` as a base64 PNG (no pyplot: no global state)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    draw(fig)
+    with io.BytesIO() as fh:  # in memory: the page embeds it
+        fig.savefig(fh, format="png", dpi=100)
+        return base64.b64encode(fh.getvalue()).decode("ascii")
+
+
+def _figures(result, table: pd.DataFrame, threshold: float, top: int) -> list[dict]:
+    from .plotting import plot_posterior, plot_risk
+
+    figures = [
+        {
+            "alt": "histogram of every person's risk, with the share of people at or above "
+            "each risk level",
+            "caption": "How exposed everyone is: people per risk level (bars) and the share "
+            "of people at or above each level (line); the dashed line is the threshold.",
+            "png": _png(lambda fig: plot_risk(table, threshold, ax=fig.subplots()), (7.0, 3.8)),
+        }
+    ]
+    post = result.person_posterior() if per_person(result) else result.posterior(by="group")
+    what = "people" if per_person(result) else "(QI value, group) classes"
+    if len(post):
+        rows = min(top, len(post))
+        size = (min(12.0, 2.5 + 0.6 * post.shape[1]), min(9.0, 1.6 + 0.3 * rows))
+        figures.append(
+            {
+                "alt": "heatmap of the posterior of the riskiest rows",
+                "caption": f"The maximum-entropy posterior of the {rows} riskiest {what} "
+                "over every sensitive value.",
+                "png": _png(
+                    lambda fig: plot_posterior(post, ax=fig.subplots(), top=rows, what=what),
+                    size,
+                ),
+            }
+        )
+    return figures
+
+
+# ------------------------------------------------------------------------ the page
+def _release_words(model) -> list[str]:
+    lines = []
+    for k, rel in enumerate(model.releases, start=1):
+        kind = type(rel).__name__
+        what = "bucketized (anatomy-style)" if kind == "Bucketized" else "generalized"
+        name = f"Release {k}" if len(model.releases) > 1 else "The release"
+        lines.append(
+            f"{name} is a {what} table of {rel.n_records:,} records in {rel.n_groups:,} groups "
+            f"(column {rel.group!r})"
+            + (f", with person ids in column {rel.person!r}" if rel.person else "")
+            + "."
+        )
+    if len(model.releases) > 1:
+        lines.append(
+            f"The {len(model.releases)} releases are pooled: the same people appear in each, "
+            "so what one release hides another may reveal."
+        )
+    values = sorted(map(str, model.cells[model.sa].unique()))
+    shown = ", ".join(values[:15]) + (f" and {len(values) - 15} more" if len(values) > 15 else "")
+    lines.append(
+        "Quasi-identifiers (what an adversary may already know about a person): "
+        + ", ".join(model.qi)
+        + f". Sensitive attribute: {model.sa} ({len(values)} values: {shown})."
+    )
+    return lines
+
+
+def _reproduce(result, threshold: float, command, sources, knowledge) -> dict:
+    """The command line and the Python that make this report again.
+
+    The command line reads bucketized releases whose group (and person) columns have the
+    same names; for other releases only the Python is given, starting from the model.
+    """
+    m = result.model
+    rels = m.releases
+    bucketized = all(type(r).__name__ == "Bucketized" for r in rels)
+    same = len({(r.group, r.person) for r in rels}) == 1
+    n = len(rels)
+    files = (
+        list(map(str, sources))
+        if sources
+        else (["RELEASE.csv"] if n == 1 else [f"RELEASE{k}.csv" for k in range(1, n + 1)])
+    )
+    facts_file = str(knowledge or "KNOWLEDGE.txt")
+    cli = None
+    if bucketized and same and len(files) == n:
+        group, person = rels[0].group, rels[0].person
+        cli = ["maxent-privacy", "report", *files, "--qi", *map(str, m.qi), "--sa", str(m.sa)]
+        cli += ["--group", str(group)] + (["--person", str(person)] if person else [])
+        cli += ["--knowledge", facts_file] if m.facts else []
+        cli += ["--threshold", f"{threshold:g}", "--out", "report.html", "--risk-out", "risk.csv"]
+    python = [
+        "import pandas as pd",
+        "import maxent_privacy as mp",
+        "from maxent_privacy.report import write_risk_table",
+    ]
+    if m.facts:
+        python.append("from maxent_privacy.parser import apply_knowledge, load_knowledge")
+    if bucketized and len(files) == n:
+        python.append("releases = [")
+        for f, r in zip(files, rels, strict=True):
+            roles = f"qi={list(r.qi)!r}, sa={r.sa!r}, group={r.group!r}" + (
+                f", person={r.person!r}" if r.person else ""
+            )
+            python.append(f"    mp.Bucketized(pd.read_csv({f!r}, dtype=str), {roles}),")
+        python += ["]", "model = mp.MaxEntModel(releases if len(releases) > 1 else releases[0])"]
+    else:
+        python.append("model = mp.MaxEntModel(...)  # the releases and populations, as before")
+    if m.facts:
+        python.append(f"apply_knowledge(model, load_knowledge({facts_file!r}))")
+    python += [
+        "result = model.solve()",
+        f'result.report("report.html", threshold={threshold:g})',
+        f'write_risk_table(result, "risk.csv", threshold={threshold:g})',
+    ]
+    shown = command if command is not None else (shlex.join(cli) if cli else None)
+    return {"command": shown, "given": command is not None, "python": "\n".join(python)}
+
+
+def _cell(value) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.3f}"
+    return str(value)
+
+
+def render_report(
+    result,
+    threshold: float = 0.5,
+    *,
+    top: int = 20,
+    title: str | None = None,
+    sources=None,
+    knowledge=None,
+    command: str | None = None,
+) -> str:
+    """The HTML text of the report (see :func:`write_report`)."""
+    import jinja2
+
+    from . import __version__
+
+    threshold = _check_threshold(threshold)
+    m = result.model
+    table = risk_table(result, threshold)
+    summary = risk_summary(result, threshold, table)
+    at_risk = table[table["at_risk"]]
+    shown = at_risk.head(top) if len(at_risk) else table.head(min(top, 10))
+    columns = [c for c in shown.columns if c != "at_risk"]
+    facts = [
+        {"name": f.name, "words": fact_in_words(f), "soft": f.sense == "soft"} for f in m.facts
+    ]
+    c = result.certificate
+    people = summary["people"]
+    pct = 100 * summary["people_at_risk"] / people if people else 0.0
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("maxent_privacy", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    context = {
+        "title": title or "Privacy risk report",
+        "version": __version__,
+        "sources": [str(s) for s in sources] if sources else [],
+        "knowledge_file": str(knowledge) if knowledge else None,
+        "release": _release_words(m),
+        "facts": facts,
+        "summary": summary,
+        "pct": f"{pct:.1f}",
+        "threshold": f"{threshold:g}",
+        "threshold_pct": _pct(threshold),
+        "unit": "people",
+        "columns": columns,
+        "rows": [[_cell(v) for v in row] for row in shown[columns].itertuples(index=False)],
+        "any_at_risk": bool(len(at_risk)),
+        "more_at_risk": max(0, len(at_risk) - len(shown)),
+        "figures": _figures(result, table, threshold, top),
+        "influence": _influence(result),
+        "certificate": {
+            "ok": c.ok,
+            "data": f"{c.data_residual:.1e}",
+            "knowledge": f"{c.knowledge_residual:.1e}",
+            "entropy": f"{c.entropy:.6f}",
+            "dual_bound": f"{c.dual_bound:.6f}",
+            "gap": f"{c.gap:.1e}",
+            "tolerance": f"{c.tolerance:.0e}",
+            "solver": str(result.solver_stats.get("solver", "?")),
+            "status": str(result.status),
+            "seconds": f"{result.solver_stats.get('total_time', float('nan')):.2f}",
+        },
+        "reproduce": _reproduce(result, threshold, command, sources, knowledge),
+        "bounds": "upper" in table,
+    }
+    return env.get_template("report.html.j2").render(**context)
+
+
+def write_report(result, path, threshold: float = 0.5, **options) -> None:
+    """Write the HTML report of ``result`` to ``path``, whole or not at all.
+
+    One self-contained file (figures embedded as PNG, no scripts, no network) for a
+    privacy officer: the release and the knowledge in plain words; how many people,
+    (QI value, group) classes and QI values reach ``threshold`` under the
+    maximum-entropy estimate; the ``top`` riskiest people (:func:`risk_table`); a
+    histogram of everyone's risk; the facts that move the estimate most (their duals, in
+    words); the certificate; the commands that reproduce it. ``options``: ``top``,
+    ``title``, ``sources`` (the release files' names), ``knowledge`` (the knowledge
+    file's name) and ``command`` (the command line that made it), used in the text.
+    """
+    check_target(path)
+    write_text(path, render_report(result, threshold, **options))
