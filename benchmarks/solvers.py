@@ -464,13 +464,11 @@ def main(argv=None) -> int:
         child(args.child)
         return 0
     if args.random:
-        from random_instances import run, summary
+        from random_instances import markdown, run, summary
 
-        table = run(args.random)
-        write_text(
-            args.out / "random.md", table.to_markdown(index=False) + "\n\n" + summary(table) + "\n"
-        )
-        print(summary(table))
+        found = run(args.random)
+        write_text(args.out / "random.md", markdown(found))
+        print(summary(found))
         return 0
     from maxent_privacy.solve import exp_cone_solvers
 
