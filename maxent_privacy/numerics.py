@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["cell_components", "entropy_terms"]
+__all__ = ["bipartite_components", "cell_components", "entropy_terms"]
 
 
 def cell_components(blocks: Sequence, n_cells: int) -> np.ndarray:
@@ -46,6 +46,21 @@ def cell_components(blocks: Sequence, n_cells: int) -> np.ndarray:
     used = np.zeros(k, dtype=bool)
     used[labels] = True
     return (np.cumsum(used) - 1)[labels]  # 0 .. k'-1, in the order of the graph's labels
+
+
+def bipartite_components(a: np.ndarray, b: np.ndarray, na: int, nb: int) -> np.ndarray:
+    """Component labels of the ``na + nb`` nodes of a bipartite graph with edges
+    ``(a[i], b[i])`` (a-nodes first): the pieces that cells of classes ``a`` and values
+    ``b`` form, without a node per cell.
+
+    >>> bipartite_components(np.array([0, 1]), np.array([0, 0]), 3, 2).tolist()
+    [0, 0, 1, 0, 2]
+    """
+    graph = sp.csr_array(
+        (np.ones(len(a), dtype=bool), (a, na + np.asarray(b))), shape=(na + nb, na + nb)
+    )
+    _, labels = connected_components(graph, directed=False)
+    return labels
 
 
 def entropy_terms(x: np.ndarray, n: np.ndarray) -> np.ndarray:

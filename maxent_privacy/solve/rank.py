@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..numerics import cell_components
+from ..numerics import bipartite_components, cell_components
 from . import tolerances as tl
 from .presolve import Reduced
 
@@ -118,12 +118,7 @@ class DropImpliedRows:
         n_cls, n_gs = len(s.class_n), len(s.sa_n)
         f_gs = s.cell_sa[red.free]
         sel = np.flatnonzero(~in_complex)
-        m = len(sel)
-        by_class = sp.csr_array((np.ones(m), (f_cls[sel], np.arange(m))), shape=(n_cls, m))
-        by_value = sp.csr_array((np.ones(m), (f_gs[sel], np.arange(m))), shape=(n_gs, m))
-        piece = cell_components([by_class, by_value], m)
-        gs_piece = np.full(n_gs, -1)
-        gs_piece[f_gs[sel]] = piece
+        gs_piece = bipartite_components(f_cls[sel], f_gs[sel], n_cls, n_gs)[n_cls:]
         gs_ids = np.flatnonzero(np.bincount(f_gs[sel], minlength=n_gs) > 0)
         last = pd.Series(gs_ids).groupby(gs_piece[gs_ids]).max().to_numpy()
         keep[2][last] = False
