@@ -276,3 +276,23 @@ class Result:
         from .plotting import plot_posterior
 
         return plot_posterior(self.posterior(by=by), ax=ax, cmap=cmap, annotate=annotate)
+
+    def bounds(
+        self, by: str | None = None, values=None, exact: bool = False, **options
+    ) -> pd.DataFrame:
+        """``model.bounds(...)`` with the estimate beside it: columns ``lower``,
+        ``maxent``, ``upper``, ... (the estimate always lies within the LP bounds).
+
+        >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+        >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(),
+        ...     qi=["gender", "degree"], sa="disease", group="bucket"))
+        >>> model.add(model.P("Breast Cancer", gender="male") == 0)
+        >>> row = model.solve().bounds().loc[("male", "college", "Flu")]
+        >>> [round(float(row[c]), 6) for c in ("lower", "maxent", "upper")]
+        [0.333333, 0.444444, 0.666667]
+        """
+        from .bounds import _maxent_column, bounds
+
+        frame = bounds(self.model, by=by, values=values, exact=exact, **options)
+        frame.insert(1, "maxent", _maxent_column(self, frame, by))
+        return frame
