@@ -109,13 +109,10 @@ def _data_rows(model):
     if z.all():
         return A, b, kind
     cells = model.cells
-    cls_rows = np.flatnonzero(kind == "class")
-    A = A.tolil()
     y_cells = np.flatnonzero(~z)
-    for r in cls_rows:  # One rows hold the value cells only
-        A[r, y_cells] = 0.0
-    A = sp.csr_array(A.tocsr())
-    A.eliminate_zeros()
+    C = A.tocoo()
+    keep = ~((kind[C.row] == "class") & ~z[C.col])  # One rows hold the value cells only
+    A = sp.csr_array((C.data[keep], (C.row[keep], C.col[keep])), shape=A.shape)
     if (A.data < 0).any():  # the links are there already
         return A, b, np.where(A.min(axis=1).toarray().ravel() < 0, "link", kind)
     sa = model.sa
@@ -558,7 +555,8 @@ def _component_rows(cols, A, b, kind, facts):
 def _cell_caps(E, e, ekind):
     """Per cell: the smallest right side of a data row (all coefficients >= 0) holding it,
     and that row: the largest value the cell can take."""
-    data = np.flatnonzero((ekind != "fact") & (ekind != "link"))
+    nonneg = np.asarray(E.min(axis=1).toarray()).ravel() >= 0
+    data = np.flatnonzero((ekind != "fact") & nonneg)
     D = sp.csr_array(E[data]).tocoo()
     n = E.shape[1]
     u = np.full(n, np.inf)
