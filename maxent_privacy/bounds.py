@@ -631,14 +631,16 @@ class _MILP:
         idx = np.arange(len(lo), dtype=np.int32)
         self.h.changeColsBounds(len(lo), idx, np.asarray(lo, float), np.asarray(hi, float))
 
-    def run(self, c, limit: float, rel_gap: float = 0.0, row=None):
+    def run(self, c, limit: float, rel_gap: float = 0.0, row=None, first: bool = False):
         """Minimize ``c'x`` over integral tables, optionally with ``lo <= P x <= hi`` for
-        ``row = (cells, lo, hi)``. Returns (status, x or None): status "optimal",
-        "infeasible" or "time"."""
+        ``row = (cells, lo, hi)``; ``first``: stop at the first table found (``c`` then
+        only steers the search). Returns (status, x or None): status "optimal",
+        "feasible" (``first``), "infeasible" or "time"."""
         hs, h = self.hs, self.h
         self.lp.set_cost(np.asarray(c, dtype=float))
         h.setOptionValue("time_limit", float(max(limit, 0.01)))
         h.setOptionValue("mip_rel_gap", float(rel_gap))
+        h.setOptionValue("mip_max_improving_sols", 1 if first else 2147483647)
         added = False
         if row is not None:
             cells, lo, hi = row
@@ -663,6 +665,8 @@ class _MILP:
             return "optimal", x
         if status == hs.HighsModelStatus.kInfeasible:
             return "infeasible", None
+        if first and x is not None and status == hs.HighsModelStatus.kSolutionLimit:
+            return "feasible", x
         return "time", x
 
 
@@ -968,7 +972,7 @@ def _settle_part(
                 break
             weight = rng.uniform(0.5, 1.5, len(open_))
             c = np.asarray(Pm[open_].T @ weight).ravel()
-            st, x = milp.run(-c if sense == "hi" else c, min(budget.left(), 5.0), rel_gap=0.05)
+            st, x = milp.run(-c if sense == "hi" else c, min(budget.left(), 5.0), first=True)
             stats.milps += 1
             if st == "infeasible":
                 return False
@@ -985,19 +989,22 @@ def _settle_part(
                 budget.ran_out = True
                 return True
             cells = Pm.indices[Pm.indptr[k_m] : Pm.indptr[k_m + 1]]
-            c = np.zeros(len(cols))
-            if sense == "hi":
-                k = int_hi[i]
-                need = k + 1 - offset[k_m] if np.isfinite(k) else None
-                if need is None or k + 1 < top[i] - 0.5:
-                    c[cells] = -1.0  # else: any world with P x >= k + 1 reaches the top
-                st, x = milp.run(c, budget.left(), row=(cells, need, None))
-            else:
-                k = int_lo[i]
-                need = k - 1 - offset[k_m] if np.isfinite(k) else None
-                if need is None or k - 1 > bottom[i] + 0.5:
-                    c[cells] = 1.0
-                st, x = milp.run(c, budget.left(), row=(cells, None, need))
+            k = int_hi[i] if sense == "hi" else int_lo[i]
+            step = 1 if sense == "hi" else -1
+            need = k + step - offset[k_m] if np.isfinite(k) else None
+            edge = top[i] if sense == "hi" else bottom[i]
+            if need is not None and abs(k + step - edge) < 0.5:
+                # any world beyond k reaches the LP's bound: find one (or prove none),
+                # steered towards the other bounds still open
+                rest = np.flatnonzero(np.isnan(ex[members]))
+                c = np.asarray(Pm[rest].T @ rng.uniform(0.5, 1.5, len(rest))).ravel()
+                c, first = (-c if sense == "hi" else c), True
+            else:  # the piece's own optimum
+                c = np.zeros(len(cols))
+                c[cells] = -1.0 if sense == "hi" else 1.0
+                first = False
+            row = (cells, need, None) if sense == "hi" else (cells, None, need)
+            st, x = milp.run(c, budget.left(), row=row, first=first)
             stats.milps += 1
             if x is not None:
                 seen(x)
@@ -1005,7 +1012,7 @@ def _settle_part(
                 if not np.isfinite(k):
                     return False
                 ex[i] = k  # no world goes beyond the best one seen
-            elif st == "optimal" and x is not None and np.isnan(ex[i]):
+            elif st == "optimal" and x is not None and np.isnan(ex[i]) and not first:
                 ex[i] = float(np.round(x[cells].sum() + offset[k_m]))
             elif st == "time":
                 budget.ran_out = True
