@@ -69,6 +69,8 @@ ATTAIN = 1e-7
 CERTIFIED = 1e-6
 #: integrality / feasibility tolerance for the possible worlds found by the MILPs (records)
 INTEGRAL = 1e-6
+#: components smaller than this (cells) are solved together in one LP
+BATCH = 2000
 
 
 # ---------------------------------------------------------------- model access
@@ -447,12 +449,18 @@ class _LP:
             self.h.changeColsCost(len(diff), diff.astype(np.int32), c[diff].astype(float))
             self.cost = c.astype(float).copy()
 
-    def solve(self, c):
+    def solve(self, c, cold: bool = False):
         """Minimize ``c'x``; returns (status, x, row duals, objective) (status "optimal",
-        "infeasible" or the solver's word)."""
+        "infeasible" or the solver's word). Warm: primal simplex from the last basis (fast
+        when the objective moved a little); ``cold``: dual simplex from scratch (faster
+        after a change of the whole objective on large degenerate components)."""
         hs = self.highspy
         self.set_cost(c)
-        if self.warm:
+        if cold and self.warm:
+            self.h.clearSolver()
+            self.h.setOptionValue("simplex_strategy", 1)
+            self.h.setOptionValue("presolve", "on")
+        elif self.warm:
             self.h.setOptionValue("simplex_strategy", 4)  # primal: the basis stays feasible
             self.h.setOptionValue("presolve", "off")
         self.h.run()
@@ -712,8 +720,8 @@ def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -
                 np.maximum(int_hi, vi, out=int_hi)
                 np.minimum(int_lo, vi, out=int_lo)
 
-    def solve(c):
-        st, x, y, obj = lp.solve(c)
+    def solve(c, cold=False):
+        st, x, y, obj = lp.solve(c, cold)
         stats.lps += 1
         if st == "infeasible":
             raise InfeasibleKnowledge("the facts contradict the data (no table satisfies them)")
@@ -728,7 +736,7 @@ def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -
     zero_bound, zero_viol = 0.0, 0.0
     for _ in range(60):
         c = np.where(R, -w, 0.0)
-        st, x, y, obj = solve(c)
+        st, x, y, obj = solve(c, cold=True)
         if st != "optimal":
             break
         pos = R & (x > POSITIVE)
@@ -801,7 +809,7 @@ def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -
                 break
             weight = rng.uniform(0.5, 1.5, len(open_)) / scale[open_]
             c = np.asarray(Pl[open_].T @ weight).ravel()
-            st, *_ = solve(-c if sense == "hi" else c)
+            st, *_ = solve(-c if sense == "hi" else c, cold=True)
             if st != "optimal":
                 break
             if settle() < max(3, 0.02 * len(open_)):
@@ -1157,16 +1165,32 @@ def bounds(
     if len(lp_pieces):
         order = np.argsort(lab, kind="stable")
         starts = np.searchsorted(lab[order], np.arange(ncomp + 1))
-        by_comp = pd.Series(lp_pieces).groupby(pieces.comp[lp_pieces])
+        pc = pieces.comp[lp_pieces]
+        lp_pieces = lp_pieces[np.argsort(pc, kind="stable")]
+        comps, first = np.unique(pieces.comp[lp_pieces], return_index=True)
+        pieces_of = dict(zip(comps.tolist(), np.split(lp_pieces, first[1:]), strict=True))
         facts_of: dict[int, list] = {}
         for f in hard:
             if len(f.cells):
                 facts_of.setdefault(int(lab[f.cells[0]]), []).append(f)
-        for k, idx in by_comp:
-            k = int(k)
-            cols = order[starts[k] : starts[k + 1]]
-            rows = _component_rows(cols, A, b, kind, facts_of.get(k, []))
-            _lp_component(pieces, idx.to_numpy(), cols, rows, exact, budget, stats, rng)
+        # small components share one LP (independent blocks: each bound's objective
+        # lives in its own block), which saves the per-LP overhead
+        size = starts[comps + 1] - starts[comps]
+        batches, batch, cells = [], [], 0
+        for j in np.argsort(size, kind="stable"):
+            batch.append(int(comps[j]))
+            cells += int(size[j])
+            if cells >= BATCH:
+                batches.append(batch)
+                batch, cells = [], 0
+        if batch:
+            batches.append(batch)
+        for batch in batches:
+            cols = np.concatenate([order[starts[j] : starts[j + 1]] for j in batch])
+            idx = np.concatenate([pieces_of[j] for j in batch])
+            fs = [f for j in batch for f in facts_of.get(j, [])]
+            rows = _component_rows(cols, A, b, kind, fs)
+            _lp_component(pieces, idx, cols, rows, exact, budget, stats, rng)
     return _assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
 
 
