@@ -440,7 +440,6 @@ class _LP:
         h.passModel(lp)
         self.h = h
         self.cost = np.zeros(self.n)
-        self.runs = 0
         self.warm = False
 
     def set_cost(self, c) -> None:
@@ -464,7 +463,6 @@ class _LP:
             self.h.setOptionValue("simplex_strategy", 4)  # primal: the basis stays feasible
             self.h.setOptionValue("presolve", "off")
         self.h.run()
-        self.runs += 1
         status = self.h.getModelStatus()
         if status == hs.HighsModelStatus.kOptimal:
             self.warm = True
@@ -472,15 +470,14 @@ class _LP:
             x = np.asarray(sol.col_value)
             y = np.asarray(sol.row_dual)
             return "optimal", x, y, float(c @ x)
-        if status == hs.HighsModelStatus.kInfeasible:
-            return "infeasible", None, None, np.nan
+        if status in (hs.HighsModelStatus.kInfeasible, hs.HighsModelStatus.kUnboundedOrInfeasible):
+            return "infeasible", None, None, np.nan  # (bounded: every cell is in a data row)
         if self.warm:  # try once more from scratch
             self.h.clearSolver()
             self.h.setOptionValue("simplex_strategy", 1)
             self.h.setOptionValue("presolve", "on")
             self.warm = False
             self.h.run()
-            self.runs += 1
             if self.h.getModelStatus() == hs.HighsModelStatus.kOptimal:
                 self.warm = True
                 sol = self.h.getSolution()
@@ -502,7 +499,7 @@ class _LP:
         r = c - self.MT @ y
         neg = np.minimum(r, 0.0)
         viol = max(viol, float(-neg.min(initial=0.0)))
-        bound = float(self.rhs @ y) + float(neg @ self.u)
+        bound = float(self.rhs @ y) + float(np.where(neg < 0, neg * self.u, 0.0).sum())
         return bound, viol
 
 
@@ -591,8 +588,8 @@ def _covers(Pl: sp.csr_array, E, e, ekind, u, arg, data):
         J = Pl.indices[Pl.indptr[p] : Pl.indptr[p + 1]]
         if len(J) == 1:
             r = arg[J[0]]
-            rows_of.append([r])
-            bound[p] = e[r]
+            rows_of.append([r] if r >= 0 else [])
+            bound[p] = e[r] if r >= 0 else np.inf  # no data row holds it: no cover
             continue
         # candidate rows: every data row holding a cell of the piece
         cand = np.unique(np.concatenate([DT.indices[DT.indptr[j] : DT.indptr[j + 1]] for j in J]))
@@ -876,7 +873,7 @@ def _integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng
     cell = Pl.indices[Pl.indptr[one]]
     cell_hi[cell] = np.minimum(cell_hi[cell], top[one])
     cell_lo[cell] = np.maximum(cell_lo[cell], bottom[one])
-    if (cell_lo > cell_hi + 0.5).any():  # cannot be: an LP table lies within
+    if (cell_lo > cell_hi + 0.5).any():  # no integral value between the LP bounds
         stats.no_world.append(int(pieces.comp[idx[0]]))
         pieces.hi_exact[idx] = pieces.lo_exact[idx] = False
         return None
@@ -909,8 +906,56 @@ def _integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng
     k_parts = by_piece.nunique().reindex(np.arange(len(idx)), fill_value=0).to_numpy()
     first = by_piece.first().reindex(np.arange(len(idx)), fill_value=-1).to_numpy()
     where = np.where(k_parts == 0, -2, np.where(k_parts == 1, first, -3))
+
+    def system(cols):
+        """The rows on ``cols`` (right sides net of the fixed cells; the other parts'
+        cells appear in none of them)."""
+        sub_e = np.flatnonzero(np.diff(sp.csr_array(E[:, cols]).indptr) > 0)
+        sub_g = np.flatnonzero(np.diff(sp.csr_array(G[:, cols]).indptr) > 0)
+        return (
+            sp.csr_array(E[sub_e][:, cols]),
+            (e - E @ base)[sub_e],
+            sp.csr_array(G[sub_g][:, cols]),
+            (g - G @ base)[sub_g],
+        )
+
+    def no_world():
+        stats.no_world.append(int(pieces.comp[idx[0]]))
+        pieces.hi_exact[idx] = pieces.lo_exact[idx] = False
+
+    if not (np.isfinite(int_hi).any() or np.isfinite(int_lo).any()):
+        # no possible world seen yet: is there one at all?
+        if budget.left() <= 0:
+            budget.ran_out = True
+            return finish()
+        world = base.copy()
+        if len(free):
+            Es, es, Gs, gs = system(free)
+            milp = _MILP(Es, es, Gs, gs, u[free])
+            milp.bound(cell_lo[free], cell_hi[free])
+            st, x = milp.run(np.zeros(len(free)), budget.left(), first=True)
+            stats.milps += 1
+            x = _world(x, Es, es, Gs, gs)
+            if st == "infeasible":
+                return no_world()
+            if x is None:
+                budget.ran_out = True
+                return finish()
+            world[free] = x
+        elif _world(world, E, e, G, g) is None:
+            return no_world()
+        stats.worlds += 1
+        v = Pl @ world
+        np.maximum(int_hi, v, out=int_hi)
+        np.minimum(int_lo, v, out=int_lo)
+        ex_hi[np.isnan(ex_hi) & (int_hi >= top - 0.5)] = top[
+            np.isnan(ex_hi) & (int_hi >= top - 0.5)
+        ]
+        ex_lo[np.isnan(ex_lo) & (int_lo <= bottom + 0.5)] = bottom[
+            np.isnan(ex_lo) & (int_lo <= bottom + 0.5)
+        ]
     # pieces on fixed cells only: every world gives them the same value
-    const = (where == -2) & (np.isfinite(int_hi) | np.isfinite(int_lo))
+    const = where == -2
     ex_hi[const & np.isnan(ex_hi)] = top[const & np.isnan(ex_hi)]
     ex_lo[const & np.isnan(ex_lo)] = bottom[const & np.isnan(ex_lo)]
     open_ = np.isnan(ex_hi) | np.isnan(ex_lo)
@@ -922,34 +967,19 @@ def _integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng
             budget.ran_out = True
             break
         members = np.asarray(members)
-        if key >= 0:
-            cols = np.flatnonzero(part == key)
-        else:  # several parts (or none): the whole free system
-            cols = free
-        pos = np.full(n, -1)
-        pos[cols] = np.arange(len(cols))
-        sub_e = np.flatnonzero(np.diff(sp.csr_array(E[:, cols]).indptr) > 0)
-        sub_g = np.flatnonzero(np.diff(sp.csr_array(G[:, cols]).indptr) > 0)
-        Es = sp.csr_array(E[sub_e][:, cols])
-        Gs = sp.csr_array(G[sub_g][:, cols])
-        # fixed cells and, for a part, the other parts' cells enter as constants: the other
-        # parts' cells appear in none of these rows
-        es = (e - E @ base)[sub_e]
-        gs = (g - G @ base)[sub_g]
+        cols = np.flatnonzero(part == key) if key >= 0 else free  # -3: several parts
+        Es, es, Gs, gs = system(cols)
         ok = _settle_part(
-            members, Pl, cols, pos, base, Es, es, Gs, gs, u[cols],
-            cell_lo[cols], cell_hi[cols], top, bottom, ex_hi, ex_lo, int_hi, int_lo,
-            budget, stats, rng,
+            members, Pl, cols, base, Es, es, Gs, gs, u[cols], cell_lo[cols], cell_hi[cols],
+            top, bottom, ex_hi, ex_lo, int_hi, int_lo, budget, stats, rng,
         )  # fmt: skip
         if not ok:
-            stats.no_world.append(int(pieces.comp[idx[0]]))
-            pieces.hi_exact[idx] = pieces.lo_exact[idx] = False
-            return None
+            return no_world()
     return finish()
 
 
 def _settle_part(
-    members, Pl, cols, pos, base, Es, es, Gs, gs, u, lo, hi, top, bottom, ex_hi, ex_lo,
+    members, Pl, cols, base, Es, es, Gs, gs, u, lo, hi, top, bottom, ex_hi, ex_lo,
     int_hi, int_lo, budget, stats, rng,
 ) -> bool:  # fmt: skip
     """Integer programs on one part for the open bounds of ``members``; False when the
@@ -1092,13 +1122,22 @@ def bounds(
         What the probabilities are about, as in ``Result.posterior()`` (P(s | QI value)),
         ``posterior(by="group")`` (P(s | QI value, group)) and ``person_posterior()``
         (P(s | person); releases with a person column, pooled releases, individuals
-        singled out with ``model.person``).
+        singled out with ``model.person``). People whom nothing tells apart (one record
+        class: same QI value and groups) share their class's share x[c, s] / n_c: with
+        ``exact=True`` a value is *possible* for such a person when ``upper`` > 0 (some
+        world gives it to one of them, hence, by symmetry, to this one) and *certain*
+        when ``lower`` is 1.
     values : value or list, optional
         Only these sensitive values (default: all).
     exact : bool
         Bounds over integral tables (possible worlds: every assignment of values to people
-        consistent with the releases and the facts) instead of the LP relaxation. The
-        frame then also has ``lp_lower``/``lp_upper`` (the relaxation) and ``exact``.
+        consistent with the releases and the facts, read as statements about the true
+        table) instead of the LP relaxation. The frame then also has ``lp_lower`` and
+        ``lp_upper`` (the relaxation) and ``exact``. The LP bound rounded inwards is
+        exact once a verified integral table reaches it (our own check); the rest is
+        settled by HiGHS integer programs (``highspy``), whose optimality and
+        infeasibility proofs are HiGHS's. When no integral table satisfies the facts
+        (say P(Flu | male) = 0.3 of 6 men), a warning says so and every bound is the LP's.
     time_limit : float
         Seconds the integer programs may take in all (``exact=True``); a bound whose
         integer program did not finish keeps the LP bound and ``exact`` False.
@@ -1236,7 +1275,8 @@ def _assemble(model, tg, pieces, stats, budget, exact, seconds) -> pd.DataFrame:
     frame["gap"] = np.where(np.isinf(gap_p), np.nan, gap_p)
     frame["dual_violation"] = np.where(np.isinf(viol_p), np.nan, viol_p)
     if exact:
-        frame["exact"] = np.where(on, bad[bi] == 0, True)
+        # no integral table in some component: the model has no possible world at all
+        frame["exact"] = np.where(on, bad[bi] == 0, True) & (not stats.no_world)
         frame["lp_lower"] = np.clip(out(lp_lo / den), 0.0, 1.0)
         frame["lp_upper"] = np.clip(out(lp_hi / den), 0.0, 1.0)
     counts = pd.Series(pieces.method).value_counts()

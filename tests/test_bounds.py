@@ -207,6 +207,18 @@ def test_time_limit_falls_back_on_the_relaxation():
     assert frame.attrs["certificate"]["time_limit_reached"]
 
 
+def test_exact_without_any_integral_table_keeps_the_lp_bounds():
+    release = Bucketized(datasets.du2008_figure1(), person="name", **FIG1)
+    model = MaxEntModel(release)
+    model.add(model.P("Flu", gender="male") == 0.3)  # 1.8 of the 6 men: no integral table
+    with pytest.warns(UserWarning, match="no integral table"):
+        frame = model.bounds(by="person", exact=True)
+    assert frame.attrs["certificate"]["no_integral_world"]
+    assert not frame["exact"].any()  # no possible world at all: nothing is exact
+    np.testing.assert_allclose(frame["upper"], frame["lp_upper"])
+    np.testing.assert_allclose(frame["lower"], frame["lp_lower"])
+
+
 # ------------------------------------------------------ independent LP reference
 @st.composite
 def releases_with_facts(draw):
