@@ -16,7 +16,13 @@ import pandas as pd
 
 from .errors import ReleaseError
 
-__all__ = ["breaches", "estimation_accuracy", "max_posterior", "true_posterior"]
+__all__ = [
+    "breaches",
+    "estimation_accuracy",
+    "max_posterior",
+    "person_risk",
+    "true_posterior",
+]
 
 
 def true_posterior(result, original: pd.DataFrame) -> pd.DataFrame:
@@ -72,7 +78,9 @@ def max_posterior(result, by: str | None = None) -> pd.DataFrame:
     return out.sort_values("posterior", ascending=False, kind="stable")
 
 
-def breaches(result, threshold: float, by: str | None = None) -> pd.DataFrame:
+def breaches(
+    result, threshold: float, by: str | None = None, worst_case: bool = False, **options
+) -> pd.DataFrame:
     """Every (QI value, sensitive value) whose posterior reaches ``threshold``.
 
     Columns: the QI columns, the sensitive value, ``posterior`` and ``records`` (how many
@@ -94,9 +102,16 @@ def breaches(result, threshold: float, by: str | None = None) -> pd.DataFrame:
     >>> model.add(model.P("Breast Cancer", gender="male") == 0)
     >>> breaches(model.solve(), 0.99, by="person")["person"].tolist()
     ['Cathy', 'Grace']
+
+    ``worst_case=True`` counts by the *upper bound* of the posterior over every table the
+    model allows (:meth:`Result.bounds`; ``options`` go there, e.g. ``exact=True``)
+    instead of the maximum-entropy estimate, and adds ``lower`` and ``upper`` columns;
+    ``by="person"`` then works too (one row per person and value).
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    if worst_case:
+        return _worst_case_breaches(result, threshold, by, options)
     if by == "person":
         return _person_breaches(result, threshold)
     m = result.model
@@ -124,3 +139,54 @@ def _person_breaches(result, threshold: float) -> pd.DataFrame:
     long = post.stack().rename("posterior").reset_index()
     long = long[long["posterior"] >= threshold - 1e-9]
     return long.sort_values("posterior", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _worst_case_breaches(result, threshold: float, by, options) -> pd.DataFrame:
+    frame = result.bounds(by=by, **options)
+    keep = ["maxent", "lower", "upper"] + (["records"] if "records" in frame else [])
+    keep += ["exact"] if "exact" in frame else []
+    long = frame[keep].rename(columns={"maxent": "posterior"}).reset_index()
+    long = long[long["upper"] >= threshold - 1e-9]
+    return long.sort_values(["upper", "posterior"], ascending=False, kind="stable").reset_index(
+        drop=True
+    )
+
+
+def person_risk(result, values=None, exact: bool = False, **options) -> pd.DataFrame:
+    """Per person: the maximum-entropy estimate beside the worst and best case.
+
+    One row per person (``result.person_posterior()``'s people): ``value``, the sensitive
+    value whose upper bound is highest (ties: the likelier under maximum entropy), and for
+    it ``maxent``, ``lower`` and ``upper`` (:meth:`Result.bounds` with ``by="person"``;
+    ``exact=True`` over possible worlds, adding ``exact``), then ``max_maxent``, the
+    largest maximum-entropy posterior of the person. Worst first (``upper``, then
+    ``maxent``).
+
+    People whom nothing tells apart (same QI value and groups: one record class) share
+    their class's bounds: Allen and Brian below are the two male college graduates of
+    bucket 1, which holds Flu twice, so at least one of them has it (lower 0.5 each).
+
+    >>> from maxent_privacy import Bucketized, MaxEntModel, datasets, metrics
+    >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+    ...                      sa="disease", group="bucket", person="name")
+    >>> model = MaxEntModel(release)
+    >>> model.add(model.P("Breast Cancer", gender="male") == 0)
+    >>> risk = metrics.person_risk(model.solve()).round(3).reset_index()
+    >>> print(risk.head(4).to_string(index=False))
+    person         value  maxent  lower  upper  max_maxent
+     Cathy Breast Cancer   1.000    1.0    1.0       1.000
+     Grace Breast Cancer   1.000    1.0    1.0       1.000
+     Allen           Flu   0.667    0.5    1.0       0.667
+     Brian           Flu   0.667    0.5    1.0       0.667
+    """
+    frame = result.bounds(by="person", values=values, exact=exact, **options)
+    if frame.empty:
+        return pd.DataFrame(columns=["value", "maxent", "lower", "upper", "max_maxent"])
+    sa = frame.index.names[-1]
+    long = frame.reset_index()
+    long = long.sort_values(["person", "upper", "maxent"], ascending=[True, False, False])
+    top = long.groupby("person", sort=False).head(1).set_index("person")
+    cols = ["maxent", "lower", "upper"] + (["exact"] if "exact" in top else [])
+    out = top[[sa] + cols].rename(columns={sa: "value"})
+    out["max_maxent"] = frame["maxent"].groupby(level="person").max().reindex(out.index)
+    return out.sort_values(["upper", "maxent"], ascending=False, kind="stable")

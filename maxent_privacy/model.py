@@ -682,6 +682,25 @@ class MaxEntModel:
             f"{self.n_cells} cells, {len(self.facts)} facts)"
         )
 
+    # ------------------------------------------------------------------ bounds
+    def bounds(
+        self, by: str | None = None, values=None, exact: bool = False, **options
+    ) -> pd.DataFrame:
+        """The lowest and highest value of every posterior over all tables the model
+        allows (data and hard facts; soft facts are left out), each with a dual
+        certificate; ``exact=True`` over possible worlds (integral tables). Impossible
+        values are shown as 0/0. See :func:`maxent_privacy.bounds.bounds`.
+
+        >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+        >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(),
+        ...     qi=["gender", "degree"], sa="disease", group="bucket"))
+        >>> model.bounds().loc[("male", "college", "Flu"), ["lower", "upper"]].tolist()
+        [0.0, 0.6666666666666666]
+        """
+        from .bounds import bounds
+
+        return bounds(self, by=by, values=values, exact=exact, **options)
+
 
 def _check_releases(release, populations) -> tuple[list, list]:
     """The releases and populations as lists, checked."""

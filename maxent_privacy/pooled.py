@@ -19,10 +19,12 @@ release, group and value (the group's people hold the value as often as it is pu
 counting ``z`` of people placed in the group and ``y`` of people who may be there); a link
 ``sum_g y[r, c, g, s] = z[c, s]`` per release with unknown groups. The objective is
 H(S | person) plus, per such release, H(group | S, person): ``-z log(z / n_c)`` and
-``-y log(y / z)``. With several releases with unknown groups the ``y`` of different
-releases are tied only through ``z`` -- a relaxation over marginals: it may leave a
-positive posterior on a value that no single consistent assignment of all releases gives
-(see the tests for such an instance).
+``-y log(y / z)``. The cells are fractional: the model is the LP relaxation of the
+adversary's possible worlds (integral assignments of values to people). That is sound
+(every value some consistent assignment gives keeps a positive posterior) but not exact,
+even when every person's group is known: it may leave a positive posterior on a value
+that no consistent assignment gives (six people in three one-bucket releases, issue 13);
+:func:`maxent_privacy.bounds.relaxation_gap` lists such values.
 """
 
 from __future__ import annotations

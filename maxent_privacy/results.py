@@ -306,3 +306,23 @@ class Result:
         from .report import write_report
 
         write_report(self, path, threshold=threshold, **options)
+
+    def bounds(
+        self, by: str | None = None, values=None, exact: bool = False, **options
+    ) -> pd.DataFrame:
+        """``model.bounds(...)`` with the estimate beside it: columns ``lower``,
+        ``maxent``, ``upper``, ... (the estimate always lies within the LP bounds).
+
+        >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+        >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(),
+        ...     qi=["gender", "degree"], sa="disease", group="bucket"))
+        >>> model.add(model.P("Breast Cancer", gender="male") == 0)
+        >>> row = model.solve().bounds().loc[("male", "college", "Flu")]
+        >>> [round(float(row[c]), 6) for c in ("lower", "maxent", "upper")]
+        [0.333333, 0.444444, 0.666667]
+        """
+        from .bounds import bounds, maxent_column
+
+        frame = bounds(self.model, by=by, values=values, exact=exact, **options)
+        frame.insert(1, "maxent", maxent_column(self, frame, by))
+        return frame

@@ -1,10 +1,11 @@
 """A bucketized and a generalized release of the same people, against brute force.
 
 Every (person, value) that some assignment consistent with both releases gives must keep a
-positive pooled posterior. The pooled model ties the releases only through each person's
-value distribution (a relaxation over marginals), so it may also leave a positive
-posterior on a value that no consistent assignment gives; ``RELAXATION_EXAMPLE`` is such
-an instance, kept as documentation.
+positive pooled posterior. The pooled model is the LP relaxation of the possible worlds
+(fractional assignments), so it may also leave a positive posterior on a value that no
+consistent assignment gives -- even when every person's group in every release is known:
+``test_relaxation_is_not_exact_with_known_groups`` is such an instance (issue 13);
+tests/test_bounds.py checks ``bounds(exact=True)`` against enumeration.
 """
 
 import itertools
@@ -90,3 +91,29 @@ def test_every_consistent_value_keeps_a_positive_posterior(frame):
     assert (frame["pid"].iloc[0], frame["s"].iloc[0]) in pairs  # the truth is consistent
     for p, v in pairs:
         assert post.loc[p, v] > 1e-7, (p, v)
+
+
+def test_relaxation_is_not_exact_with_known_groups():
+    # three releases, one bucket of five each, every group known; 3, 4, 5 are in all of
+    # them, 0, 1, 2 in two. Counting s1: 3a + 2b = 3, so no possible world gives s1 to
+    # 0, 1 or 2, yet the pooled (relaxed) model does.
+    members = ([3, 4, 5, 0, 1], [3, 4, 5, 1, 2], [3, 4, 5, 0, 2])
+    published = sorted(["s1", "s2", "s2", "s3", "s3"])
+    rels = [
+        Bucketized(
+            pd.DataFrame({"pid": m, "q": "x", "g": 1, "s": published}),
+            qi=["q"],
+            sa="s",
+            group="g",
+            person="pid",
+        )
+        for m in members
+    ]
+    post = MaxEntModel(rels).solve().person_posterior()
+    possible = set()
+    for sigma in itertools.product(["s1", "s2", "s3"], repeat=6):
+        if all(sorted(sigma[p] for p in m) == published for m in members):
+            possible |= {(p, sigma[p]) for p in range(6)}
+    for p in (0, 1, 2):
+        assert (p, "s1") not in possible
+        assert post.loc[p, "s1"] > 0.2  # 0.226: the relaxation's, not a possible world's
