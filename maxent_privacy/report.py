@@ -16,10 +16,10 @@ command ``maxent-privacy report`` call these.
 >>> model.add(model.P("Breast Cancer", gender="male") == 0)
 >>> table = risk_table(model.solve(), threshold=0.99)
 >>> print(table.head(3).to_string(index=False))
- name gender  degree  bucket         value   maxent  at_risk
-Cathy female college       1 Breast Cancer 1.000000     True
-Grace female  junior       2 Breast Cancer 1.000000     True
-Allen   male college       1           Flu 0.666667    False
+ name gender  degree  bucket         value   maxent  lower  upper  at_risk
+Cathy female college       1 Breast Cancer 1.000000    1.0    1.0     True
+Grace female  junior       2 Breast Cancer 1.000000    1.0    1.0     True
+Allen   male college       1           Flu 0.666667    0.5    1.0    False
 """
 
 from __future__ import annotations

@@ -58,9 +58,12 @@ def test_figure1_report_from_the_command_line(files, tmp_path, capsys):
 
     table = pd.read_csv(risk)
     assert list(table.columns) == [
-        "name", "gender", "degree", "bucket", "value", "maxent", "at_risk"
+        "name", "gender", "degree", "bucket", "value", "maxent", "lower", "upper", "at_risk"
     ]  # fmt: skip
     assert len(table) == 10 and table["at_risk"].dtype == bool
+    # the certified interval of each person's likeliest value holds the estimate
+    assert (table["lower"] <= table["maxent"] + 1e-9).all()
+    assert (table["maxent"] <= table["upper"] + 1e-9).all()
     at_risk = table[table["at_risk"]]
     assert sorted(at_risk["name"]) == ["Cathy", "Grace"]
     assert (at_risk["value"] == "Breast Cancer").all()
@@ -85,7 +88,12 @@ def test_figure1_risk_table_from_python():
     assert table["maxent"].is_monotonic_decreasing
     assert table.set_index("name").loc["Allen", "value"] == "Flu"
     assert table.set_index("name").loc["Allen", "maxent"] == pytest.approx(2 / 3)
-    assert "lower" not in table and "upper" not in table  # no bounds in this version
+    allen = table.set_index("name").loc["Allen"]
+    # bucket 1 holds Flu twice for Allen and Brian (the male college graduates): at least
+    # one of them has it, either may
+    assert (allen["lower"], allen["upper"]) == (pytest.approx(0.5), pytest.approx(1.0))
+    cathy = table.set_index("name").loc["Cathy"]
+    assert (cathy["lower"], cathy["upper"]) == (1.0, 1.0)
 
 
 # ------------------------------------------------------------------------ the table
@@ -93,7 +101,7 @@ def test_without_person_ids_rows_are_classes():
     result = figure1_result(person=None, knowledge=False)
     table = result.risk_table()
     assert list(table.columns) == [
-        "gender", "degree", "bucket", "records", "value", "maxent", "at_risk"
+        "gender", "degree", "bucket", "records", "value", "maxent", "lower", "upper", "at_risk"
     ]  # fmt: skip
     assert table["records"].sum() == 10 and len(table) == 9
     # bucket 1 holds Flu twice among 4 records: its 4 people are at risk at 0.5
