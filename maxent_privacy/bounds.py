@@ -688,32 +688,34 @@ def _world(x, E, e, G, g):
     return r
 
 
-def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -> None:
-    """Bounds of the pieces ``idx`` of one component with linear facts (see the module
-    docstring for the order: forced zeros, tables seen, aggregated objectives, one LP per
-    bound; then, with ``exact``, integral tables)."""
-    E, e, ekind, G, g = rows
-    n = len(cols)
-    u, arg, data = _cell_caps(E, e, ekind)
-    lp = _LP(E, e, G, g, u)
-    Pl = sp.csr_array(pieces.P[idx][:, cols])
-    n_p = len(idx)
-    best_hi = np.full(n_p, -np.inf)
-    best_lo = np.full(n_p, np.inf)
-    int_hi = np.full(n_p, -np.inf)
-    int_lo = np.full(n_p, np.inf)
+class _Seen:
+    """Per piece, the extremes that the tables seen so far reach (and, with ``exact``,
+    those that the integral ones among them reach); calling it records one table."""
 
-    def seen(x):
-        v = Pl @ x
-        np.maximum(best_hi, v, out=best_hi)
-        np.minimum(best_lo, v, out=best_lo)
-        if exact:
-            w = _world(x, E, e, G, g)
+    def __init__(self, Pl, model_rows, exact, stats):
+        n_p = Pl.shape[0]
+        self.Pl, self.model_rows, self.exact, self.stats = Pl, model_rows, exact, stats
+        self.best_hi = np.full(n_p, -np.inf)
+        self.best_lo = np.full(n_p, np.inf)
+        self.int_hi = np.full(n_p, -np.inf)
+        self.int_lo = np.full(n_p, np.inf)
+
+    def __call__(self, x) -> None:
+        """Record the table ``x``."""
+        v = self.Pl @ x
+        np.maximum(self.best_hi, v, out=self.best_hi)
+        np.minimum(self.best_lo, v, out=self.best_lo)
+        if self.exact:
+            w = _world(x, *self.model_rows)
             if w is not None:
-                stats.worlds += 1
-                vi = Pl @ w
-                np.maximum(int_hi, vi, out=int_hi)
-                np.minimum(int_lo, vi, out=int_lo)
+                self.stats.worlds += 1
+                vi = self.Pl @ w
+                np.maximum(self.int_hi, vi, out=self.int_hi)
+                np.minimum(self.int_lo, vi, out=self.int_lo)
+
+
+def _lp_solver(lp: _LP, seen: _Seen, stats):
+    """``solve(c, cold=False)``: one counted LP whose optimal table ``seen`` records."""
 
     def solve(c, cold=False):
         st, x, y, obj = lp.solve(c, cold)
@@ -724,8 +726,35 @@ def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -
             seen(x)
         return st, x, y, obj
 
-    # 1. cells that no table makes positive, certified in bulk
-    w = 1.0 / np.where(np.isfinite(u) & (u > 0), u, 1.0)
+    return solve
+
+
+class _Open:
+    """The bounds of one component's pieces while they are settled (NaN: still open),
+    with their gaps, dual violations and the cover bounds ``U`` (violation ``U_v``)."""
+
+    def __init__(self, n_p: int):
+        self.hi_val, self.lo_val = np.full(n_p, np.nan), np.full(n_p, np.nan)
+        self.hi_gap, self.lo_gap = np.zeros(n_p), np.zeros(n_p)
+        self.hi_v, self.lo_v = np.zeros(n_p), np.zeros(n_p)
+        self.U = np.full(n_p, np.inf)
+        self.U_v = np.zeros(n_p)
+
+    def settle(self, seen: _Seen, stats) -> int:
+        """Settle the bounds that a table seen attains and a cover or 0 proves; how many."""
+        hit = np.isnan(self.hi_val) & (seen.best_hi >= self.U - ATTAIN)
+        self.hi_val[hit] = self.U[hit]
+        self.hi_gap[hit] = self.U[hit] - seen.best_hi[hit]
+        self.hi_v[hit] = self.U_v[hit]
+        low = np.isnan(self.lo_val) & (seen.best_lo <= ATTAIN)
+        self.lo_val[low] = 0.0
+        self.lo_gap[low] = np.maximum(seen.best_lo[low], 0.0)
+        stats.pool_hits += int(hit.sum() + low.sum())
+        return int(hit.sum() + low.sum())
+
+
+def _zero_cells(lp: _LP, solve, w, n: int):
+    """Step 1: cells no table makes positive (mask, certified bound, dual violation)."""
     R = np.ones(n, dtype=bool)
     Z = np.zeros(n, dtype=bool)
     zero_bound, zero_viol = 0.0, 0.0
@@ -743,12 +772,11 @@ def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -
         R &= ~pos
         if not R.any():
             break
-    stats.zero_cells += int(Z.sum())
+    return Z, zero_bound, zero_viol
 
-    # 2. bounds proved without an LP of their own
-    hi_val, lo_val = np.full(n_p, np.nan), np.full(n_p, np.nan)
-    hi_gap, lo_gap = np.zeros(n_p), np.zeros(n_p)
-    hi_v, lo_v = np.zeros(n_p), np.zeros(n_p)
+
+def _zero_upper_bounds(op: _Open, Pl, Z, w, zero_bound, zero_viol) -> np.ndarray:
+    """Step 2a: pieces on proved-zero cells only have upper bound 0; returns their mask."""
     free = Pl @ (~Z).astype(float)
     in_z = free == 0
     if in_z.any():
@@ -756,10 +784,14 @@ def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -
         alpha = np.asarray(
             [w[Pz.indices[Pz.indptr[i] : Pz.indptr[i + 1]]].min() for i in range(Pz.shape[0])]
         )
-        hi_val[in_z] = 0.0
-        hi_gap[in_z] = zero_bound / alpha
-        hi_v[in_z] = zero_viol / alpha
-    # a piece whose classes have no other possible value: pinned to their size
+        op.hi_val[in_z] = 0.0
+        op.hi_gap[in_z] = zero_bound / alpha
+        op.hi_v[in_z] = zero_viol / alpha
+    return in_z
+
+
+def _pinned_lower_bounds(op: _Open, Pl, E, e, ekind, Z, w, zero_bound, zero_viol) -> None:
+    """Step 2b: a piece whose classes have no other possible value: pinned to their size."""
     cls_rows = np.flatnonzero(ekind == "class")
     Cm = sp.csr_array(E[cls_rows])
     Q = sp.csr_array((Pl @ Cm.T) > 0, dtype=float)
@@ -773,33 +805,17 @@ def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -
         for i in np.flatnonzero(pinned):
             Kc = K.indices[K.indptr[i] : K.indptr[i + 1]]
             beta = 1.0 / w[Kc].min() if len(Kc) else 0.0
-            lo_val[i] = n_cls[i]
-            lo_gap[i] = beta * zero_bound
-            lo_v[i] = beta * zero_viol
-    todo_hi = np.flatnonzero(~in_z)
-    U = np.full(n_p, np.inf)
-    U_v = np.zeros(n_p)
-    if len(todo_hi):
-        U[todo_hi], U_v[todo_hi] = _covers(Pl[todo_hi], E, e, ekind, u, arg, data)
+            op.lo_val[i] = n_cls[i]
+            op.lo_gap[i] = beta * zero_bound
+            op.lo_v[i] = beta * zero_viol
 
-    def settle():
-        hit = np.isnan(hi_val) & (best_hi >= U - ATTAIN)
-        hi_val[hit] = U[hit]
-        hi_gap[hit] = U[hit] - best_hi[hit]
-        hi_v[hit] = U_v[hit]
-        low = np.isnan(lo_val) & (best_lo <= ATTAIN)
-        lo_val[low] = 0.0
-        lo_gap[low] = np.maximum(best_lo[low], 0.0)
-        stats.pool_hits += int(hit.sum() + low.sum())
-        return int(hit.sum() + low.sum())
 
-    settle()
-
-    # 3. aggregated objectives: one table that reaches many bounds at once
-    scale = np.where(np.isfinite(U) & (U > 0), U, 1.0)
+def _aggregated_lps(op: _Open, Pl, solve, seen: _Seen, stats, rng) -> None:
+    """Step 3: aggregated objectives, one table that reaches many bounds at once."""
+    scale = np.where(np.isfinite(op.U) & (op.U > 0), op.U, 1.0)
     for sense in ("hi", "lo"):
         for _ in range(20):
-            open_ = np.flatnonzero(np.isnan(hi_val if sense == "hi" else lo_val))
+            open_ = np.flatnonzero(np.isnan(op.hi_val if sense == "hi" else op.lo_val))
             if not len(open_):
                 break
             weight = rng.uniform(0.5, 1.5, len(open_)) / scale[open_]
@@ -807,12 +823,15 @@ def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -
             st, *_ = solve(-c if sense == "hi" else c, cold=True)
             if st != "optimal":
                 break
-            if settle() < max(3, 0.02 * len(open_)):
+            if op.settle(seen, stats) < max(3, 0.02 * len(open_)):
                 break
 
-    # 4. one LP per bound left
+
+def _lp_per_bound(op: _Open, Pl, lp: _LP, solve, seen: _Seen, stats) -> None:
+    """Step 4: one LP per bound left, each with its dual certificate checked."""
+    n = Pl.shape[1]
     for sense in ("hi", "lo"):
-        vals = hi_val if sense == "hi" else lo_val
+        vals = op.hi_val if sense == "hi" else op.lo_val
         for i in np.flatnonzero(np.isnan(vals)):
             if not np.isnan(vals[i]):
                 continue  # a table seen meanwhile settled it
@@ -825,19 +844,154 @@ def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -
                 raise RuntimeError(f"HiGHS: {st} on a bound of a feasible component")
             lb, viol = lp.lower_certificate(c, y)
             if sense == "hi":
-                hi_val[i], hi_gap[i], hi_v[i] = -obj, abs(-lb - -obj), viol
+                op.hi_val[i], op.hi_gap[i], op.hi_v[i] = -obj, abs(-lb - -obj), viol
             else:
-                lo_val[i], lo_gap[i], lo_v[i] = obj, abs(obj - lb), viol
-            settle()
+                op.lo_val[i], op.lo_gap[i], op.lo_v[i] = obj, abs(obj - lb), viol
+            op.settle(seen, stats)
 
-    tgt = idx
-    pieces.hi[tgt], pieces.lo[tgt] = hi_val, lo_val
-    pieces.lp_hi[tgt], pieces.lp_lo[tgt] = hi_val, lo_val
-    pieces.hi_gap[tgt], pieces.lo_gap[tgt] = hi_gap, lo_gap
-    pieces.hi_viol[tgt], pieces.lo_viol[tgt] = hi_v, lo_v
-    pieces.method[tgt] = 1
+
+def _store_lp(pieces: _Pieces, idx, op: _Open) -> None:
+    """Write the settled LP bounds of the pieces ``idx`` into ``pieces``."""
+    pieces.hi[idx], pieces.lo[idx] = op.hi_val, op.lo_val
+    pieces.lp_hi[idx], pieces.lp_lo[idx] = op.hi_val, op.lo_val
+    pieces.hi_gap[idx], pieces.lo_gap[idx] = op.hi_gap, op.lo_gap
+    pieces.hi_viol[idx], pieces.lo_viol[idx] = op.hi_v, op.lo_v
+    pieces.method[idx] = 1
+
+
+def _lp_component(pieces: _Pieces, idx, cols, rows, exact, budget, stats, rng) -> None:
+    """Bounds of the pieces ``idx`` of one component with linear facts (see the module
+    docstring for the order: forced zeros, tables seen, aggregated objectives, one LP per
+    bound; then, with ``exact``, integral tables)."""
+    E, e, ekind, G, g = rows
+    n = len(cols)
+    u, arg, data = _cell_caps(E, e, ekind)
+    lp = _LP(E, e, G, g, u)
+    Pl = sp.csr_array(pieces.P[idx][:, cols])
+    seen = _Seen(Pl, (E, e, G, g), exact, stats)
+    solve = _lp_solver(lp, seen, stats)
+
+    # 1. cells that no table makes positive, certified in bulk
+    w = 1.0 / np.where(np.isfinite(u) & (u > 0), u, 1.0)
+    Z, zero_bound, zero_viol = _zero_cells(lp, solve, w, n)
+    stats.zero_cells += int(Z.sum())
+
+    # 2. bounds proved without an LP of their own
+    op = _Open(len(idx))
+    in_z = _zero_upper_bounds(op, Pl, Z, w, zero_bound, zero_viol)
+    _pinned_lower_bounds(op, Pl, E, e, ekind, Z, w, zero_bound, zero_viol)
+    todo_hi = np.flatnonzero(~in_z)
+    if len(todo_hi):
+        op.U[todo_hi], op.U_v[todo_hi] = _covers(Pl[todo_hi], E, e, ekind, u, arg, data)
+    op.settle(seen, stats)
+
+    # 3. aggregated objectives; 4. one LP per bound left
+    _aggregated_lps(op, Pl, solve, seen, stats, rng)
+    _lp_per_bound(op, Pl, lp, solve, seen, stats)
+
+    _store_lp(pieces, idx, op)
     if exact:
-        _integral(pieces, idx, Pl, (E, e, G, g, u), Z, int_hi, int_lo, budget, stats, rng)
+        _integral(pieces, idx, Pl, (E, e, G, g, u), Z, seen.int_hi, seen.int_lo, budget, stats, rng)
+
+
+def _finish_integral(pieces, idx, ex_hi, ex_lo) -> None:
+    """Store the exact bounds found; the open ones keep the LP bound, ``exact`` False."""
+    lp_hi, lp_lo = pieces.lp_hi[idx], pieces.lp_lo[idx]
+    pieces.hi_exact[idx] = ~np.isnan(ex_hi)
+    pieces.lo_exact[idx] = ~np.isnan(ex_lo)
+    pieces.hi[idx] = np.where(np.isnan(ex_hi), lp_hi, ex_hi)
+    pieces.lo[idx] = np.where(np.isnan(ex_lo), lp_lo, ex_lo)
+
+
+def _no_world(pieces, idx, stats) -> None:
+    """Record a component without integral tables: its bounds stay the LP's, not exact."""
+    stats.no_world.append(int(pieces.comp[idx[0]]))
+    pieces.hi_exact[idx] = pieces.lo_exact[idx] = False
+
+
+def _cell_ranges(Pl, Z, top, bottom):
+    """Integral range of every cell: proved zeros, single-cell LP bounds rounded inwards."""
+    n = Pl.shape[1]
+    cell_lo, cell_hi = np.zeros(n), np.where(Z, 0.0, np.inf)
+    one = np.flatnonzero(np.diff(Pl.indptr) == 1)
+    cell = Pl.indices[Pl.indptr[one]]
+    cell_hi[cell] = np.minimum(cell_hi[cell], top[one])
+    cell_lo[cell] = np.maximum(cell_lo[cell], bottom[one])
+    return cell_lo, cell_hi
+
+
+def _free_parts(E, e, G, g, free, base):
+    """The independent part of every free cell (None: the fixed cells break a row)."""
+    Ef, Gf = sp.csc_array(E)[:, free], sp.csc_array(G)[:, free]
+    ef, gf = e - E @ base, g - G @ base
+    er = np.flatnonzero(np.diff(sp.csr_array(Ef).indptr) > 0)
+    gr = np.flatnonzero(np.diff(sp.csr_array(Gf).indptr) > 0)
+    rest_e = np.setdiff1d(np.arange(E.shape[0]), er)
+    rest_g = np.setdiff1d(np.arange(G.shape[0]), gr)
+    if np.abs(ef[rest_e]).max(initial=0.0) > 1e-9 or gf[rest_g].min(initial=0.0) < -1e-9:
+        return None
+    Ef = sp.csr_array(Ef)[er]
+    Gf = sp.csr_array(Gf)[gr]
+    link = sp.vstack([Ef, Gf], format="csr")
+    big = sp.bmat([[None, link.T], [link, None]], format="csr")
+    _, lab = connected_components(big, directed=False)
+    part = np.full(E.shape[1], -1)
+    part[free] = lab[: len(free)]
+    return part
+
+
+def _piece_parts(Pl, part, n_p: int) -> np.ndarray:
+    """The part each piece lies in (-2: on no free cell; -3: several parts)."""
+    Pc = Pl.tocoo()
+    pc = part[Pc.col]
+    m = pc >= 0
+    by_piece = pd.Series(pc[m]).groupby(Pc.row[m])
+    k_parts = by_piece.nunique().reindex(np.arange(n_p), fill_value=0).to_numpy()
+    first = by_piece.first().reindex(np.arange(n_p), fill_value=-1).to_numpy()
+    return np.where(k_parts == 0, -2, np.where(k_parts == 1, first, -3))
+
+
+def _part_system(E, e, G, g, base, cols):
+    """The rows on ``cols`` (right sides net of the fixed cells ``base``; the other
+    parts' cells appear in none of them)."""
+    sub_e = np.flatnonzero(np.diff(sp.csr_array(E[:, cols]).indptr) > 0)
+    sub_g = np.flatnonzero(np.diff(sp.csr_array(G[:, cols]).indptr) > 0)
+    return (
+        sp.csr_array(E[sub_e][:, cols]),
+        (e - E @ base)[sub_e],
+        sp.csr_array(G[sub_g][:, cols]),
+        (g - G @ base)[sub_g],
+    )
+
+
+def _first_world(Pl, model_rows, free, base, cell_lo, cell_hi, seen, budget, stats) -> str:
+    """One possible world recorded in ``seen = (int_hi, int_lo)``: "found", "none", "time"."""
+    E, e, G, g, u = model_rows
+    int_hi, int_lo = seen
+    if budget.left() <= 0:
+        budget.ran_out = True
+        return "time"
+    world = base.copy()
+    if len(free):
+        Es, es, Gs, gs = _part_system(E, e, G, g, base, free)
+        milp = _MILP(Es, es, Gs, gs, u[free])
+        milp.bound(cell_lo[free], cell_hi[free])
+        st, x = milp.run(np.zeros(len(free)), budget.left(), first=True)
+        stats.milps += 1
+        x = _world(x, Es, es, Gs, gs)
+        if st == "infeasible":
+            return "none"
+        if x is None:
+            budget.ran_out = True
+            return "time"
+        world[free] = x
+    elif _world(world, E, e, G, g) is None:
+        return "none"
+    stats.worlds += 1
+    v = Pl @ world
+    np.maximum(int_hi, v, out=int_hi)
+    np.minimum(int_lo, v, out=int_lo)
+    return "found"
 
 
 def _integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng) -> None:
@@ -851,107 +1005,36 @@ def _integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng
     open are settled by HiGHS integer programs on that part alone (within the budget).
     """
     E, e, G, g, u = model_rows
-    lp_hi, lp_lo = pieces.lp_hi[idx], pieces.lp_lo[idx]
-    top = np.floor(lp_hi + ATTAIN)  # integral tables cannot beat the LP
-    bottom = np.ceil(lp_lo - ATTAIN)
+    top = np.floor(pieces.lp_hi[idx] + ATTAIN)  # integral tables cannot beat the LP
+    bottom = np.ceil(pieces.lp_lo[idx] - ATTAIN)
     ex_hi = np.where(int_hi >= top - 0.5, top, np.nan)
     ex_lo = np.where(int_lo <= bottom + 0.5, bottom, np.nan)
-
-    def finish():
-        pieces.hi_exact[idx] = ~np.isnan(ex_hi)
-        pieces.lo_exact[idx] = ~np.isnan(ex_lo)
-        pieces.hi[idx] = np.where(np.isnan(ex_hi), lp_hi, ex_hi)
-        pieces.lo[idx] = np.where(np.isnan(ex_lo), lp_lo, ex_lo)
-
     if not (np.isnan(ex_hi).any() or np.isnan(ex_lo).any()):
-        return finish()
-    n = Pl.shape[1]
-    cell_lo, cell_hi = np.zeros(n), np.where(Z, 0.0, np.inf)
-    one = np.flatnonzero(np.diff(Pl.indptr) == 1)
-    cell = Pl.indices[Pl.indptr[one]]
-    cell_hi[cell] = np.minimum(cell_hi[cell], top[one])
-    cell_lo[cell] = np.maximum(cell_lo[cell], bottom[one])
+        return _finish_integral(pieces, idx, ex_hi, ex_lo)
+    cell_lo, cell_hi = _cell_ranges(Pl, Z, top, bottom)
     if (cell_lo > cell_hi + 0.5).any():  # no integral value between the LP bounds
-        stats.no_world.append(int(pieces.comp[idx[0]]))
-        pieces.hi_exact[idx] = pieces.lo_exact[idx] = False
-        return None
+        return _no_world(pieces, idx, stats)
     fixed = cell_lo >= cell_hi
     free = np.flatnonzero(~fixed)
     base = np.where(fixed, cell_lo, 0.0)
-    # the rows on the free cells, right sides net of the fixed ones
-    Ef, Gf = sp.csc_array(E)[:, free], sp.csc_array(G)[:, free]
-    ef, gf = e - E @ base, g - G @ base
-    er = np.flatnonzero(np.diff(sp.csr_array(Ef).indptr) > 0)
-    gr = np.flatnonzero(np.diff(sp.csr_array(Gf).indptr) > 0)
-    rest_e = np.setdiff1d(np.arange(E.shape[0]), er)
-    rest_g = np.setdiff1d(np.arange(G.shape[0]), gr)
-    if np.abs(ef[rest_e]).max(initial=0.0) > 1e-9 or gf[rest_g].min(initial=0.0) < -1e-9:
-        stats.no_world.append(int(pieces.comp[idx[0]]))
-        pieces.hi_exact[idx] = pieces.lo_exact[idx] = False
-        return None
-    Ef, ef = sp.csr_array(Ef)[er], ef[er]
-    Gf, gf = sp.csr_array(Gf)[gr], gf[gr]
-    link = sp.vstack([Ef, Gf], format="csr")
-    big = sp.bmat([[None, link.T], [link, None]], format="csr")
-    _, lab = connected_components(big, directed=False)
-    part = np.full(n, -1)
-    part[free] = lab[: len(free)]
-    # pieces still open, by the part they lie in (-2: on no free cell; -3: several parts)
-    Pc = Pl.tocoo()
-    pc = part[Pc.col]
-    m = pc >= 0
-    by_piece = pd.Series(pc[m]).groupby(Pc.row[m])
-    k_parts = by_piece.nunique().reindex(np.arange(len(idx)), fill_value=0).to_numpy()
-    first = by_piece.first().reindex(np.arange(len(idx)), fill_value=-1).to_numpy()
-    where = np.where(k_parts == 0, -2, np.where(k_parts == 1, first, -3))
-
-    def system(cols):
-        """The rows on ``cols`` (right sides net of the fixed cells; the other parts'
-        cells appear in none of them)."""
-        sub_e = np.flatnonzero(np.diff(sp.csr_array(E[:, cols]).indptr) > 0)
-        sub_g = np.flatnonzero(np.diff(sp.csr_array(G[:, cols]).indptr) > 0)
-        return (
-            sp.csr_array(E[sub_e][:, cols]),
-            (e - E @ base)[sub_e],
-            sp.csr_array(G[sub_g][:, cols]),
-            (g - G @ base)[sub_g],
-        )
-
-    def no_world():
-        stats.no_world.append(int(pieces.comp[idx[0]]))
-        pieces.hi_exact[idx] = pieces.lo_exact[idx] = False
+    part = _free_parts(E, e, G, g, free, base)
+    if part is None:
+        return _no_world(pieces, idx, stats)
+    where = _piece_parts(Pl, part, len(idx))
 
     if not (np.isfinite(int_hi).any() or np.isfinite(int_lo).any()):
         # no possible world seen yet: is there one at all?
-        if budget.left() <= 0:
-            budget.ran_out = True
-            return finish()
-        world = base.copy()
-        if len(free):
-            Es, es, Gs, gs = system(free)
-            milp = _MILP(Es, es, Gs, gs, u[free])
-            milp.bound(cell_lo[free], cell_hi[free])
-            st, x = milp.run(np.zeros(len(free)), budget.left(), first=True)
-            stats.milps += 1
-            x = _world(x, Es, es, Gs, gs)
-            if st == "infeasible":
-                return no_world()
-            if x is None:
-                budget.ran_out = True
-                return finish()
-            world[free] = x
-        elif _world(world, E, e, G, g) is None:
-            return no_world()
-        stats.worlds += 1
-        v = Pl @ world
-        np.maximum(int_hi, v, out=int_hi)
-        np.minimum(int_lo, v, out=int_lo)
-        ex_hi[np.isnan(ex_hi) & (int_hi >= top - 0.5)] = top[
-            np.isnan(ex_hi) & (int_hi >= top - 0.5)
-        ]
-        ex_lo[np.isnan(ex_lo) & (int_lo <= bottom + 0.5)] = bottom[
-            np.isnan(ex_lo) & (int_lo <= bottom + 0.5)
-        ]
+        found = _first_world(
+            Pl, model_rows, free, base, cell_lo, cell_hi, (int_hi, int_lo), budget, stats
+        )
+        if found == "none":
+            return _no_world(pieces, idx, stats)
+        if found == "time":
+            return _finish_integral(pieces, idx, ex_hi, ex_lo)
+        hit = np.isnan(ex_hi) & (int_hi >= top - 0.5)
+        ex_hi[hit] = top[hit]
+        hit = np.isnan(ex_lo) & (int_lo <= bottom + 0.5)
+        ex_lo[hit] = bottom[hit]
     # pieces on fixed cells only: every world gives them the same value
     const = where == -2
     ex_hi[const & np.isnan(ex_hi)] = top[const & np.isnan(ex_hi)]
@@ -966,14 +1049,14 @@ def _integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng
             break
         members = np.asarray(members)
         cols = np.flatnonzero(part == key) if key >= 0 else free  # -3: several parts
-        Es, es, Gs, gs = system(cols)
+        Es, es, Gs, gs = _part_system(E, e, G, g, base, cols)
         ok = _settle_part(
             members, Pl, cols, base, Es, es, Gs, gs, u[cols], cell_lo[cols], cell_hi[cols],
             top, bottom, ex_hi, ex_lo, int_hi, int_lo, budget, stats, rng,
         )  # fmt: skip
         if not ok:
-            return no_world()
-    return finish()
+            return _no_world(pieces, idx, stats)
+    return _finish_integral(pieces, idx, ex_hi, ex_lo)
 
 
 def _settle_part(
@@ -1174,61 +1257,90 @@ def bounds(
     t0 = time.perf_counter()
     tg = _targets(model, by, values)
     A, b, kind = _data_rows(model)
+    hard = _hard_facts(model)
+    lab = _components(model.n_cells, A, hard)
+    pieces = _pieces(tg.T, lab)
+    has_lin, has_cvx = _fact_components(lab, hard)
+    stats = _Stats()
+    budget = _Budget(time_limit)
+    rng = np.random.default_rng(seed)
+    closed = _closed_pieces(pieces, has_lin | has_cvx, A, b, kind, lab)
+    cvx = has_cvx[pieces.comp]
+    if cvx.any():
+        _convex_pieces(model, pieces, np.flatnonzero(cvx), A, b, hard, solver)
+    lp_pieces = np.flatnonzero(~closed & ~cvx)
+    if len(lp_pieces):
+        _lp_pieces(pieces, lp_pieces, lab, (A, b, kind), hard, exact, budget, stats, rng)
+    return _assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
+
+
+def _hard_facts(model) -> list:
+    """The facts that are walls (not soft); those on no cell must hold as constants."""
     hard = [f for f in model.facts if f.sense in ("==", "<=", "convex")]
     for f in hard:
         if len(f.cells) == 0 and f.sense != "convex":
             ok = (np.abs(f.b) <= 1e-9).all() if f.sense == "==" else (f.b >= -1e-9).all()
             if not ok:
                 raise InfeasibleKnowledge(f"fact {f.name!r} is false on every table")
-    lab = _components(model.n_cells, A, hard)
-    pieces = _pieces(tg.T, lab)
+    return hard
+
+
+def _fact_components(lab, hard):
+    """Per component: whether linear facts touch it, whether non-linear convex ones do."""
     ncomp = int(lab.max()) + 1 if len(lab) else 0
     has_lin = np.zeros(ncomp, dtype=bool)
     has_cvx = np.zeros(ncomp, dtype=bool)
     for f in hard:
         if len(f.cells):
             (has_cvx if f.sense == "convex" else has_lin)[lab[f.cells[0]]] = True
-    stats = _Stats()
-    budget = _Budget(time_limit)
-    rng = np.random.default_rng(seed)
+    return has_lin, has_cvx
 
-    free = np.flatnonzero(~has_lin[pieces.comp] & ~has_cvx[pieces.comp])
+
+def _closed_pieces(pieces: _Pieces, has_fact, A, b, kind, lab) -> np.ndarray:
+    """Mask of the pieces settled in closed form (components that no fact touches)."""
+    free = np.flatnonzero(~has_fact[pieces.comp])
     closed = np.zeros(len(pieces.target), dtype=bool)
     closed[free[_closed_form(pieces, free, A, b, kind, lab)]] = True
-    cvx = has_cvx[pieces.comp]
-    if cvx.any():
-        _convex_pieces(model, pieces, np.flatnonzero(cvx), A, b, hard, solver)
-    lp_pieces = np.flatnonzero(~closed & ~cvx)
-    if len(lp_pieces):
-        order = np.argsort(lab, kind="stable")
-        starts = np.searchsorted(lab[order], np.arange(ncomp + 1))
-        pc = pieces.comp[lp_pieces]
-        lp_pieces = lp_pieces[np.argsort(pc, kind="stable")]
-        comps, first = np.unique(pieces.comp[lp_pieces], return_index=True)
-        pieces_of = dict(zip(comps.tolist(), np.split(lp_pieces, first[1:]), strict=True))
-        facts_of: dict[int, list] = {}
-        for f in hard:
-            if len(f.cells):
-                facts_of.setdefault(int(lab[f.cells[0]]), []).append(f)
-        # small components share one LP (independent blocks: each bound's objective
-        # lives in its own block), which saves the per-LP overhead
-        size = starts[comps + 1] - starts[comps]
-        batches, batch, cells = [], [], 0
-        for j in np.argsort(size, kind="stable"):
-            batch.append(int(comps[j]))
-            cells += int(size[j])
-            if cells >= BATCH:
-                batches.append(batch)
-                batch, cells = [], 0
-        if batch:
+    return closed
+
+
+def _lp_batches(comps, size) -> list[list[int]]:
+    """Components grouped, smallest first, into batches of about ``BATCH`` cells."""
+    batches, batch, cells = [], [], 0
+    for j in np.argsort(size, kind="stable"):
+        batch.append(int(comps[j]))
+        cells += int(size[j])
+        if cells >= BATCH:
             batches.append(batch)
-        for batch in batches:
-            cols = np.concatenate([order[starts[j] : starts[j + 1]] for j in batch])
-            idx = np.concatenate([pieces_of[j] for j in batch])
-            fs = [f for j in batch for f in facts_of.get(j, [])]
-            rows = _component_rows(cols, A, b, kind, fs)
-            _lp_component(pieces, idx, cols, rows, exact, budget, stats, rng)
-    return _assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
+            batch, cells = [], 0
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def _lp_pieces(pieces, lp_pieces, lab, data, hard, exact, budget, stats, rng) -> None:
+    """Bounds of the pieces of components with linear facts, one LP per batch of them."""
+    A, b, kind = data
+    ncomp = int(lab.max()) + 1 if len(lab) else 0
+    order = np.argsort(lab, kind="stable")
+    starts = np.searchsorted(lab[order], np.arange(ncomp + 1))
+    pc = pieces.comp[lp_pieces]
+    lp_pieces = lp_pieces[np.argsort(pc, kind="stable")]
+    comps, first = np.unique(pieces.comp[lp_pieces], return_index=True)
+    pieces_of = dict(zip(comps.tolist(), np.split(lp_pieces, first[1:]), strict=True))
+    facts_of: dict[int, list] = {}
+    for f in hard:
+        if len(f.cells):
+            facts_of.setdefault(int(lab[f.cells[0]]), []).append(f)
+    # small components share one LP (independent blocks: each bound's objective
+    # lives in its own block), which saves the per-LP overhead
+    size = starts[comps + 1] - starts[comps]
+    for batch in _lp_batches(comps, size):
+        cols = np.concatenate([order[starts[j] : starts[j + 1]] for j in batch])
+        idx = np.concatenate([pieces_of[j] for j in batch])
+        fs = [f for j in batch for f in facts_of.get(j, [])]
+        rows = _component_rows(cols, A, b, kind, fs)
+        _lp_component(pieces, idx, cols, rows, exact, budget, stats, rng)
 
 
 def _assemble(model, tg, pieces, stats, budget, exact, seconds) -> pd.DataFrame:
