@@ -56,6 +56,7 @@ from scipy.optimize import linprog
 
 from maxent_privacy import MaxEntModel, anonymize, datasets
 from maxent_privacy import bounds as bounds_module
+from maxent_privacy._io import write_text
 from maxent_privacy.anonymize import history_guided, rebucketize
 from maxent_privacy.mondrian import mondrian
 from maxent_privacy.rules import mine_rules
@@ -308,7 +309,7 @@ def main(argv=None) -> int:
     ]
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / ("bounds-quick.md" if args.quick else "bounds.md")
-    out.write_text("\n".join(lines) + "\n")
+    write_text(out, "\n".join(lines) + "\n")
     print(f"\nwrote {out}", file=sys.stderr)
     return 0
 
