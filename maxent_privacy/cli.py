@@ -651,6 +651,7 @@ def _report(args, out) -> int:
             sources=args.release,
             knowledge=args.knowledge,
             command=None if argv is None else shlex.join(["maxent-privacy", *argv]),
+            table=table,  # its intervals are solved once
         )
     n_facts = f"{len(names)} fact{'s' if len(names) != 1 else ''}"
     facts = f"{n_facts} from {args.knowledge}" if args.knowledge else "no knowledge file"

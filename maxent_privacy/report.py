@@ -434,15 +434,18 @@ def render_report(
     sources=None,
     knowledge=None,
     command: str | None = None,
+    table: pd.DataFrame | None = None,
 ) -> str:
-    """The HTML text of the report (see :func:`write_report`)."""
+    """The HTML text of the report (see :func:`write_report`); ``table``: the
+    :func:`risk_table` of ``result`` at ``threshold`` when the caller has it already (its
+    certified intervals cost LPs)."""
     import jinja2
 
     from . import __version__
 
     threshold = _check_threshold(threshold)
     m = result.model
-    table = risk_table(result, threshold)
+    table = risk_table(result, threshold) if table is None else table
     summary = risk_summary(result, threshold, table)
     at_risk = table[table["at_risk"]]
     shown = at_risk.head(top) if len(at_risk) else table.head(min(top, 10))
@@ -506,7 +509,8 @@ def write_report(result, path, threshold: float = 0.5, **options) -> None:
     histogram of everyone's risk; the facts that move the estimate most (their duals, in
     words); the certificate; the commands that reproduce it. ``options``: ``top``,
     ``title``, ``sources`` (the release files' names), ``knowledge`` (the knowledge
-    file's name) and ``command`` (the command line that made it), used in the text.
+    file's name) and ``command`` (the command line that made it), used in the text, and
+    ``table`` (a risk table already computed, see :func:`render_report`).
     """
     check_target(path)
     write_text(path, render_report(result, threshold, **options))
