@@ -57,7 +57,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .checks import check_cells, check_columns, check_frame, check_label, check_unique, shorten
+from .checks import (
+    check_cells,
+    check_columns,
+    check_frame,
+    check_label,
+    check_missing,
+    check_unique,
+    shorten,
+)
 from .data import ReleaseBase, validate_release
 from .errors import ReleaseError
 
@@ -654,15 +662,7 @@ def check_population(population: pd.DataFrame, qi: Sequence[str], id_column: str
         [id_column, *qi],
         ["population person id"] + ["population quasi-identifier"] * len(qi),
     )
-    for col in [id_column, *qi]:
-        missing = population[col].isna().to_numpy()
-        if missing.any():
-            row = population.index[np.argmax(missing)]
-            row = row.item() if hasattr(row, "item") else row
-            raise ReleaseError(
-                f"population column {col!r} has a missing value (row {row!r}); "
-                "drop or fill such rows first"
-            )
+    check_missing(population, [id_column, *qi], ["population "] * (len(qi) + 1))
     ids = population[id_column]
     if ids.duplicated().any():
         dup = ids[ids.duplicated()].tolist()[0]
