@@ -197,8 +197,10 @@ def test_progress_bar_on_request(figure1, capsys):
     assert "100%" not in capsys.readouterr().err
 
 
-def test_placements_of_generalized_releases_go_to_clarabel():
+def test_placements_of_generalized_releases_go_to_maxent(monkeypatch):
     from test_pooled_bruteforce import releases_of
+
+    from maxent_privacy.solve import placements
 
     frame = pd.DataFrame(
         {
@@ -213,6 +215,12 @@ def test_placements_of_generalized_releases_go_to_clarabel():
     bucket, general, population = releases_of(frame)
     model = MaxEntModel([bucket, general], populations=[None, population])
     assert (model.structure.placement_of >= 0).any()
-    with pytest.raises(UnsupportedModel, match="generalized release"):
+    ours = model.solve()
+    assert ours.solver_stats["solver"] == "MAXENT"
+    ref = model.solve(solver="CLARABEL")
+    np.testing.assert_allclose(ours.x, ref.x, atol=1e-6)
+    # too many joint cells (candidate groups multiplied across releases): refused
+    monkeypatch.setattr(placements, "JOINT_MAX_FACTOR", 0)
+    with pytest.raises(UnsupportedModel, match="joint cells.*CLARABEL"):
         model.solve(solver="maxent")
     assert model.solve().solver_stats["solver"] == "CLARABEL"

@@ -58,6 +58,7 @@ from .dispatch import Memo, runner, solve_parts
 from .forced_zeros import ForcedZeros, ZeroLog, lp_zeros_of_problem
 from .newton_backend import Newton
 from .options import MAXENT, SolveOptions, choose, exp_cone_solvers, solver_options
+from .placements import JointCells
 from .presolve import FixForcedCells
 from .problem import MaxEntProblem, RowMap
 from .rank import DropImpliedRows
@@ -109,6 +110,8 @@ def _solve(model, problem: MaxEntProblem, options: SolveOptions, fallback_from=N
     name = choose(options, problem)
     backend, opts = _backend(name, options, fallback_from is not None)
     zeros, memo = ZeroLog(), Memo()
+    # our Newton solver takes placements on joint cells (conic solvers: the model's form)
+    work, joint = JointCells().apply(problem) if name == MAXENT else (problem, None)
     with runner(options.client if name == MAXENT else None) as client:
         while True:
             chain = Chain([
@@ -117,19 +120,22 @@ def _solve(model, problem: MaxEntProblem, options: SolveOptions, fallback_from=N
                 ScaleFactRows(),
                 SplitComponents(options.decompose),
             ])  # fmt: skip
-            parts, inverse = chain.apply(problem)
+            parts, inverse = chain.apply(work)
             t_setup = time.perf_counter() - t_start
             try:
                 solutions = solve_parts(parts, backend, memo, client, options.progress)
-                _check_suspects(problem, parts.red, solutions, zeros)
+                _check_suspects(work, parts.red, solutions, zeros)
             except ForcedZeros as found:
                 zeros.add(found)
                 memo.keep(parts.red, found.kept)
                 continue
             solution = chain.invert(solutions, inverse)
             break
+    free = parts.red.free
+    if joint is not None:
+        solution, free = joint.invert(solution, free)
     stats = {"solver": name, "setup_time": t_setup, "options": opts, "fallback_from": fallback_from}
-    return _result(model, problem, parts, solution, zeros, stats, options.tol, t_start)
+    return _result(model, problem, parts, free, solution, zeros, stats, options.tol, t_start)
 
 
 def _check_suspects(problem, red, solutions, zeros: ZeroLog) -> None:
@@ -143,10 +149,11 @@ def _check_suspects(problem, red, solutions, zeros: ZeroLog) -> None:
         raise ForcedZeros(found, "LP", kept)
 
 
-def _result(model, problem, parts, solution, zeros, stats, tol, t_start) -> Result:
-    """The certified :class:`Result` with its solver statistics."""
+def _result(model, problem, parts, free, solution, zeros, stats, tol, t_start) -> Result:
+    """The certified :class:`Result` with its solver statistics (``free``: the model's
+    cells presolve left free)."""
     name = stats["solver"]
-    cert, fact_res, violations = certify(problem, solution, parts.red.free, tol, name)
+    cert, fact_res, violations = certify(problem, solution, free, tol, name)
     comps = pd.DataFrame(solution.records)
     n_closed = int(parts.closed.sum())
     stats = {
@@ -154,7 +161,7 @@ def _result(model, problem, parts, solution, zeros, stats, tol, t_start) -> Resu
         "components": parts.n_comp,
         "closed_form": n_closed,
         "solved": parts.n_comp - n_closed,
-        "fixed_by_presolve": problem.n_cells - parts.red.n_free,
+        "fixed_by_presolve": problem.n_cells - len(free),
         # cells proved 0 after presolve: by the dual's recession certificate or an LP
         "forced_zeros": dict(zeros.counts),
         "cells": problem.n_cells,
@@ -169,7 +176,7 @@ def _result(model, problem, parts, solution, zeros, stats, tol, t_start) -> Resu
     ok = small_gap and all(s == "optimal" for s in solution.statuses)
     status = "optimal" if ok else "optimal_inaccurate"
     fixed = np.ones(problem.n_cells, dtype=bool)
-    fixed[parts.red.free] = False
+    fixed[free] = False
     return Result(
         model=model,
         x=solution.x,

@@ -203,12 +203,18 @@ def refusal(problem) -> str | None:
             f"fact {f.name!r} is {what}; solver 'maxent' takes linear equalities and "
             "inequalities only: use a conic solver (solver='CLARABEL')"
         )
-    if (problem.structure.placement_of >= 0).any():
-        return (
-            "the model places persons of a generalized release in several groups "
-            "(entropy of the placement); solver 'maxent' does not take that term yet: use a "
-            "conic solver (solver='CLARABEL')"
-        )
+    s = problem.structure
+    if (s.placement_of >= 0).any():
+        from .placements import JOINT_MAX_FACTOR, joint_cell_count
+
+        joint = joint_cell_count(s)
+        if joint > JOINT_MAX_FACTOR * max(s.n_cells, 1):
+            return (
+                f"the model places persons of a generalized release in so many groups of "
+                f"several releases that solver 'maxent' would need {joint:,} joint cells "
+                f"(more than {JOINT_MAX_FACTOR} times its {s.n_cells:,} cells): use a conic "
+                "solver (solver='CLARABEL')"
+            )
     return None
 
 
