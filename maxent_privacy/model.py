@@ -647,7 +647,8 @@ class MaxEntModel:
         eliminated, :mod:`maxent_privacy.solve.newton`) or a cvxpy solver name that handles
         the exponential cone ("CLARABEL", "ECOS", "SCS", "MOSEK"). The default picks
         "maxent" when every fact is a linear equality or inequality, Clarabel otherwise
-        (soft penalties, general convex expressions, placements in generalized releases).
+        (soft penalties, general convex expressions). Placements of generalized releases
+        are solved by "maxent" on joint cells (:mod:`maxent_privacy.solve.placements`).
         ``client`` (a ``dask.distributed.Client``, or ``"local"`` for a local cluster
         started and closed for this solve) spreads the components over Dask workers
         ("maxent" only); ``progress`` shows a tqdm bar (default: for large solves).

@@ -127,6 +127,17 @@ class Conic:
         if fixed_ref.any():
             zval = np.maximum(red.x[ref[placed][fixed_ref]], 1e-300)
             objective -= cp.sum(cp.rel_entr(y[yi[fixed_ref]], zval))
+        # placements presolve fixed at y > 0 whose value cell is free: -y log(y / z)
+        # still depends on z (y log z, up to a constant)
+        s = red.problem.structure
+        yf = np.flatnonzero((s.placement_of >= 0) & (red.x > 0))
+        zp = pos_of[s.placement_of[yf]]
+        yf, zp = yf[zp >= 0], zp[zp >= 0]
+        zl = local[zp]
+        if (zl >= 0).any():
+            coef = np.bincount(zl[zl >= 0], weights=red.x[yf[zl >= 0]], minlength=len(nk))
+            k = np.flatnonzero(coef > 0)
+            objective += cp.sum(cp.multiply(coef[k], cp.log(y[k])))
         return objective
 
     def _check_status(self, red: Reduced, part: Part, prob, y) -> None:
