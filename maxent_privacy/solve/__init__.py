@@ -17,6 +17,11 @@ component (locally or on Dask), inverts the stages and certifies the answer:
    (:mod:`.forced_zeros`) are fixed and only the components that held them solved again.
 7. **invert** the stages in reverse, then the **certificate** (:mod:`.certificate`).
 
+For our Newton solver a model with placements (generalized releases whose people may sit
+in several groups) is first rewritten on joint cells, an ordinary maximum-entropy problem
+(:mod:`.placements`, :class:`~.placements.JointCells`), and mapped back before the
+certificate, which checks the model's own rows and objective.
+
 One fact, end to end. ``model.add(model.P("Flu", gender="male") == 0.3, name="flu")``
 compiles the constraint to a :class:`~maxent_privacy.facts.Fact` named "flu" with one
 row over the cells (:func:`~maxent_privacy.facts.compile_fact`). ``model.solve()``:
