@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 import cvxpy as cp
 
 from ..errors import SolverNotInstalled, SolverOptionError, UnsupportedModel
+from . import placements
 from . import tolerances as tl
 
 __all__ = ["DEFAULT_OPTIONS", "MAXENT", "SolveOptions", "exp_cone_solvers", "solver_options"]
@@ -205,14 +206,12 @@ def refusal(problem) -> str | None:
         )
     s = problem.structure
     if (s.placement_of >= 0).any():
-        from .placements import JOINT_MAX_FACTOR, joint_cell_count
-
-        joint = joint_cell_count(s)
-        if joint > JOINT_MAX_FACTOR * max(s.n_cells, 1):
+        joint, factor = placements.joint_cell_count(s), placements.JOINT_MAX_FACTOR
+        if joint > factor * max(s.n_cells, 1):
             return (
                 f"the model places persons of a generalized release in so many groups of "
                 f"several releases that solver 'maxent' would need {joint:,} joint cells "
-                f"(more than {JOINT_MAX_FACTOR} times its {s.n_cells:,} cells): use a conic "
+                f"(more than {factor} times its {s.n_cells:,} cells): use a conic "
                 "solver (solver='CLARABEL')"
             )
     return None
