@@ -17,7 +17,7 @@ an upper bound on the maximum entropy for every (lam, mu >= 0), with gradient
 ``b - O x`` (and ``h - G x``) and Hessian ``O P O'`` where P is block diagonal over the
 classes: ``P_c = diag(x_c) - x_c x_c' / R_c`` (a softmax per class, as in multinomial
 logistic regression). Newton steps solve ``(O D O' - M diag(1/R) M') d = -grad`` with
-``M = O X_c`` by a sparse LU (the class rows never enter the factorization); the step
+``M = O X_c`` by a sparse LDL' factorization (qdldl; the class rows never enter it); the step
 length is chosen per connected component (phi is separable over components) by
 backtracking on phi. Inequality rows are handled by an active set around the equality
 Newton method. The iteration stops on the certificate itself: the largest row residual
@@ -39,8 +39,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import qdldl
 import scipy.sparse as sp
-from scipy.sparse.linalg import splu
 
 from ..numerics import cell_components, entropy_terms
 from . import tolerances as tl
@@ -112,6 +112,11 @@ class _Classes:
         self.labels = c_sorted[self.starts] if len(cls) else np.zeros(0, dtype=int)
         self.R = R
         self.C = len(R)
+        m = len(cls)
+        #: the 0/1 cell-to-class matrix (cells x classes)
+        self.indicator = sp.csr_array(
+            (np.ones(m), np.asarray(cls), np.arange(m + 1)), shape=(m, self.C)
+        )
 
     def max(self, z: np.ndarray) -> np.ndarray:
         out = np.full(self.C, -np.inf)
@@ -151,15 +156,18 @@ def _phi_parts(lam, mu, b, h, logW, K: _Classes, row_comp, ineq_comp, cls_comp, 
     return out
 
 
-def _hessian(A, x, K: _Classes, m):
-    """A P A' with P = blockdiag(diag(x_c) - x_c x_c' / R_c)."""
-    Ad = sp.csr_array(A @ sp.diags_array(x))
-    H1 = Ad @ A.T
-    Xc = sp.csr_array((x, (np.arange(m), K.cls)), shape=(m, K.C))
-    M = sp.csr_array(A @ Xc)
+def _hessian(A, x, K: _Classes, AT=None):
+    """A P A' with P = blockdiag(diag(x_c) - x_c x_c' / R_c), as
+    ``A diag(x) A' - M diag(1/R) M'`` with ``M = A diag(x) C`` the class sums of the rows
+    (C the 0/1 cell-to-class matrix). ``AT``: ``A'`` as csr, when the caller keeps it."""
+    Ad = sp.csr_array((A.data * x[A.indices], A.indices, A.indptr), shape=A.shape)
+    AT = sp.csr_array(A.T) if AT is None else AT
+    M = Ad @ K.indicator
     inv_r = np.where(K.R > 0, 1.0 / np.where(K.R > 0, K.R, 1.0), 0.0)
-    H2 = sp.csr_array(M @ sp.diags_array(inv_r)) @ M.T
-    return sp.csc_array(H1 - H2)
+    Mr = sp.csr_array((M.data * inv_r[M.indices], M.indices, M.indptr), shape=M.shape)
+    H = Ad @ AT - Mr @ sp.csr_array(M.T)
+    # symmetric: its csr arrays are those of its csc form
+    return sp.csc_array((H.data, H.indices, H.indptr), shape=H.shape)
 
 
 def solve_newton(H, g, state=None):
@@ -167,14 +175,18 @@ def solve_newton(H, g, state=None):
 
     A singular H means a fact (or data row) is implied by the rest on the free cells;
     the system stays consistent and any solution moves x the same way, so the ridge only
-    picks one. SuperLU does not always warn on a singular matrix: the residual decides.
+    picks one. H is symmetric positive (semi)definite: an LDL' factorization
+    (:mod:`qdldl`, fill-reducing AMD order; rows coupled with many others, such as facts
+    over whole populations, go last) decides, and its residual is checked. ``state``
+    (a dict kept across the Newton steps) keeps the ridge that worked and the symbolic
+    factorization, which later steps with the same sparsity pattern only refill.
     """
     if H.shape[0] == 0:
         return np.zeros(0)
     diag = H.diagonal()
     if (diag <= 0).any():
         # a row whose cells are whole classes of one cell each has no curvature: x cannot
-        # move it. Solve without it (SuperLU on a zero pivot calls BLAS with bad sizes)
+        # move it. Solve without it
         keep = np.flatnonzero(diag > 0)
         d = np.zeros(H.shape[0])
         if len(keep):
@@ -183,64 +195,45 @@ def solve_newton(H, g, state=None):
                 return None
             d[keep] = sub
         return d
+    state = {} if state is None else state
     diag_max = max(1.0, float(np.abs(diag).max(initial=0.0)))
-    eye = sp.identity(H.shape[0], format="csc")
+    upper = sp.triu(H, format="csc")
     gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
     ridges = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
-    start = 0 if state is None else state.get("ridge", 0)
-    dense = _dense_rows(H)
-    for k in range(start, len(ridges)):
-        ridge = ridges[k]
-        Hr = H if ridge == 0 else H + (ridge * diag_max) * eye
+    for k in range(state.get("ridge", 0), len(ridges)):
+        U = upper
+        if ridges[k]:
+            U = upper + (ridges[k] * diag_max) * sp.identity(H.shape[0], format="csc")
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             try:
-                d = _schur_solve(Hr, g, dense) if len(dense) else _lu(Hr).solve(g)
+                d = _ldl(U, state).solve(g)
             except Exception:
                 continue
         if not np.all(np.isfinite(d)):
             continue
-        err = float(np.abs(Hr @ d - g).max(initial=0.0))
+        err = float(np.abs(H @ d + (ridges[k] * diag_max) * d - g).max(initial=0.0))
         if err <= 1e-8 * gnorm and float(g @ d) > 0:
-            if state is not None:
-                state["ridge"] = k  # the next Newton step starts from this ridge
+            state["ridge"] = k  # the next Newton step starts from this ridge
             return d
     return None
 
 
-def _lu(H):
-    return splu(sp.csc_array(H), permc_spec="MMD_AT_PLUS_A", options={"SymmetricMode": True})
-
-
-def _dense_rows(H) -> np.ndarray:
-    """Rows coupled with many others (facts over whole populations): factored apart."""
-    n = H.shape[0]
-    nnz = np.diff(sp.csr_array(H).indptr)
-    dense = np.flatnonzero(nnz > max(tl.DENSE_ROW, 0.05 * n))
-    return dense if 0 < len(dense) <= tl.DENSE_ROWS_MAX and len(dense) < n else dense[:0]
-
-
-def _schur_solve(H, g, dense: np.ndarray) -> np.ndarray:
-    """``H d = g`` with the dense rows eliminated block-wise: the sparse part B (block
-    diagonal per bucket once the facts' rows are out) is factored without fill-in, and the
-    k dense rows are solved through their k x k Schur complement."""
-    n = H.shape[0]
-    is_dense = np.zeros(n, dtype=bool)
-    is_dense[dense] = True
-    sparse = np.flatnonzero(~is_dense)
-    Hc = sp.csc_array(H)
-    B = Hc[sparse][:, sparse]
-    C = Hc[sparse][:, dense].toarray()
-    D = Hc[dense][:, dense].toarray()
-    lu = _lu(B)
-    X = lu.solve(C) if C.shape[1] else np.zeros((len(sparse), 0))
-    y = lu.solve(g[sparse])
-    S = D - C.T @ X
-    z = np.linalg.solve(S, g[dense] - C.T @ y)
-    d = np.empty(n)
-    d[sparse] = y - X @ z
-    d[dense] = z
-    return d
+def _ldl(U, state: dict):
+    """The LDL' factorization of the symmetric matrix whose upper triangle is ``U``;
+    refilled (no new ordering) when ``state`` holds one of the same pattern."""
+    U = sp.csc_array(U)
+    U.sort_indices()
+    old = state.get("ldl")
+    if old is not None:
+        solver, indptr, indices = old
+        if np.array_equal(indptr, U.indptr) and np.array_equal(indices, U.indices):
+            solver.update(U, upper=True)
+            return solver
+    state.pop("ldl", None)  # a failed refill leaves no stale factorization behind
+    solver = qdldl.Solver(U, upper=True)
+    state["ldl"] = (solver, U.indptr.copy(), U.indices.copy())
+    return solver
 
 
 def _components(n_cells, cls, rows):
@@ -551,7 +544,7 @@ def _newton_eq(
     n_signed=0,
 ):
     """Newton with per-component backtracking on the equality-only dual."""
-    m = len(n)
+    AT = sp.csr_array(A.T)
     scale = np.maximum(1.0, np.abs(b))
     R_tot = max(1.0, float(K.R.sum()))
     empty = np.zeros(0)
@@ -600,7 +593,7 @@ def _newton_eq(
             )
         if deadline is not None and time.perf_counter() > deadline:
             break
-        H = _hessian(A, x, K, m)
+        H = _hessian(A, x, K, AT)
         d = solve_newton(H, r, ridge_state)
         if d is None:
             if verbose:
