@@ -35,17 +35,23 @@ and the gap ``phi - H(x) = lam.(b - O x) + mu.(h - G x)``.
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import qdldl
 import scipy.sparse as sp
 
 from ..numerics import cell_components, entropy_terms
 from . import tolerances as tl
+from .hessian import Gram, hessian, solve_newton, solve_upper
 
-__all__ = ["DualResult", "DualUnbounded", "NotConverged", "class_rows", "newton_maxent"]
+__all__ = [
+    "DualResult",
+    "DualUnbounded",
+    "NotConverged",
+    "class_rows",
+    "newton_maxent",
+    "solve_newton",
+]
 
 
 class NotConverged(RuntimeError):
@@ -112,11 +118,6 @@ class _Classes:
         self.labels = c_sorted[self.starts] if len(cls) else np.zeros(0, dtype=int)
         self.R = R
         self.C = len(R)
-        m = len(cls)
-        #: the 0/1 cell-to-class matrix (cells x classes)
-        self.indicator = sp.csr_array(
-            (np.ones(m), np.asarray(cls), np.arange(m + 1)), shape=(m, self.C)
-        )
 
     def max(self, z: np.ndarray) -> np.ndarray:
         out = np.full(self.C, -np.inf)
@@ -154,86 +155,6 @@ def _phi_parts(lam, mu, b, h, logW, K: _Classes, row_comp, ineq_comp, cls_comp, 
     if len(mu):
         out += np.bincount(ineq_comp, weights=mu * h, minlength=n_comp)
     return out
-
-
-def _hessian(A, x, K: _Classes, AT=None):
-    """A P A' with P = blockdiag(diag(x_c) - x_c x_c' / R_c), as
-    ``A diag(x) A' - M diag(1/R) M'`` with ``M = A diag(x) C`` the class sums of the rows
-    (C the 0/1 cell-to-class matrix). ``AT``: ``A'`` as csr, when the caller keeps it."""
-    Ad = sp.csr_array((A.data * x[A.indices], A.indices, A.indptr), shape=A.shape)
-    AT = sp.csr_array(A.T) if AT is None else AT
-    M = Ad @ K.indicator
-    inv_r = np.where(K.R > 0, 1.0 / np.where(K.R > 0, K.R, 1.0), 0.0)
-    Mr = sp.csr_array((M.data * inv_r[M.indices], M.indices, M.indptr), shape=M.shape)
-    H = Ad @ AT - Mr @ sp.csr_array(M.T)
-    # symmetric: its csr arrays are those of its csc form
-    return sp.csc_array((H.data, H.indices, H.indptr), shape=H.shape)
-
-
-def solve_newton(H, g, state=None):
-    """Solve H d = g; a small ridge when H is singular (a row implied by the others).
-
-    A singular H means a fact (or data row) is implied by the rest on the free cells;
-    the system stays consistent and any solution moves x the same way, so the ridge only
-    picks one. H is symmetric positive (semi)definite: an LDL' factorization
-    (:mod:`qdldl`, fill-reducing AMD order; rows coupled with many others, such as facts
-    over whole populations, go last) decides, and its residual is checked. ``state``
-    (a dict kept across the Newton steps) keeps the ridge that worked and the symbolic
-    factorization, which later steps with the same sparsity pattern only refill.
-    """
-    if H.shape[0] == 0:
-        return np.zeros(0)
-    diag = H.diagonal()
-    if (diag <= 0).any():
-        # a row whose cells are whole classes of one cell each has no curvature: x cannot
-        # move it. Solve without it
-        keep = np.flatnonzero(diag > 0)
-        d = np.zeros(H.shape[0])
-        if len(keep):
-            sub = solve_newton(sp.csc_array(H[keep][:, keep]), g[keep], state)
-            if sub is None:
-                return None
-            d[keep] = sub
-        return d
-    state = {} if state is None else state
-    diag_max = max(1.0, float(np.abs(diag).max(initial=0.0)))
-    upper = sp.triu(H, format="csc")
-    gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
-    ridges = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
-    for k in range(state.get("ridge", 0), len(ridges)):
-        U = upper
-        if ridges[k]:
-            U = upper + (ridges[k] * diag_max) * sp.identity(H.shape[0], format="csc")
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            try:
-                d = _ldl(U, state).solve(g)
-            except Exception:
-                continue
-        if not np.all(np.isfinite(d)):
-            continue
-        err = float(np.abs(H @ d + (ridges[k] * diag_max) * d - g).max(initial=0.0))
-        if err <= 1e-8 * gnorm and float(g @ d) > 0:
-            state["ridge"] = k  # the next Newton step starts from this ridge
-            return d
-    return None
-
-
-def _ldl(U, state: dict):
-    """The LDL' factorization of the symmetric matrix whose upper triangle is ``U``;
-    refilled (no new ordering) when ``state`` holds one of the same pattern."""
-    U = sp.csc_array(U)
-    U.sort_indices()
-    old = state.get("ldl")
-    if old is not None:
-        solver, indptr, indices = old
-        if np.array_equal(indptr, U.indptr) and np.array_equal(indices, U.indices):
-            solver.update(U, upper=True)
-            return solver
-    state.pop("ldl", None)  # a failed refill leaves no stale factorization behind
-    solver = qdldl.Solver(U, upper=True)
-    state["ldl"] = (solver, U.indptr.copy(), U.indices.copy())
-    return solver
 
 
 def _components(n_cells, cls, rows):
@@ -544,7 +465,8 @@ def _newton_eq(
     n_signed=0,
 ):
     """Newton with per-component backtracking on the equality-only dual."""
-    AT = sp.csr_array(A.T)
+    gram = Gram.of(A, K.cls, K.R)  # the Hessian's pattern, refilled at every step
+    AT = sp.csr_array(A.T) if gram is None else None
     scale = np.maximum(1.0, np.abs(b))
     R_tot = max(1.0, float(K.R.sum()))
     empty = np.zeros(0)
@@ -593,8 +515,11 @@ def _newton_eq(
             )
         if deadline is not None and time.perf_counter() > deadline:
             break
-        H = _hessian(A, x, K, AT)
-        d = solve_newton(H, r, ridge_state)
+        if gram is not None:
+            U = gram.fill(x)
+        else:
+            U = sp.triu(hessian(A, x, K.cls, K.R, AT), format="csc")
+        d = solve_upper(U, r, ridge_state)
         if d is None:
             if verbose:
                 print("newton: the Hessian could not be factored")
