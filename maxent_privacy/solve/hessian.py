@@ -146,7 +146,9 @@ class Gram:
         nnz = len(self.rows)
         data = np.bincount(self.pos1, weights=self.c1 * x[self.p1], minlength=nnz)
         data -= np.bincount(self.pos2, weights=M[self.qa] * M[self.qb] * self.r2, minlength=nnz)
-        return sp.csc_array((data, self.rows, self.indptr), shape=(self.n, self.n))
+        U = sp.csc_array((data, self.rows, self.indptr), shape=(self.n, self.n))
+        U.has_sorted_indices = True  # (rows sorted by construction)
+        return U
 
 
 def solve_newton(H, g, state=None):
@@ -184,13 +186,19 @@ def solve_upper(U, g, state=None):
     state = {} if state is None else state
     diag_max = max(1.0, float(np.abs(diag).max(initial=0.0)))
     gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
+    U = sp.csc_array(U)
+    U.sort_indices()
+    on_diag = U.indptr[1:] - 1  # sorted upper triangle, diagonal present: last of each column
     for k in range(state.get("ridge", 0), len(RIDGES)):
         ridge = RIDGES[k] * diag_max
-        Ur = U + ridge * sp.identity(n, format="csc") if ridge else U
+        Ur = U
+        if ridge:
+            Ur = sp.csc_array((U.data.copy(), U.indices, U.indptr), shape=U.shape)
+            Ur.data[on_diag] += ridge
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             try:
-                d = _ldl(Ur, state).solve(g)
+                d = _ldl(Ur, state, diag_max).solve(g)
             except Exception:
                 continue
         if not np.all(np.isfinite(d)):
@@ -203,18 +211,16 @@ def solve_upper(U, g, state=None):
     return None
 
 
-def _ldl(U, state: dict):
-    """The LDL' factorization of the symmetric matrix whose upper triangle is ``U``;
-    refilled (no new ordering) when ``state`` holds one of the same pattern."""
-    U = sp.csc_array(U)
-    U.sort_indices()
+def _ldl(U, state: dict, shift: float):
+    """The LDL' factorization of the symmetric matrix whose upper triangle is ``U``
+    (csc, sorted, diagonal present); refilled (no new ordering) when ``state`` holds one
+    of the same pattern. A new pattern is ordered and analysed on ``U + shift I``
+    (positive definite for ``shift`` >= the largest diagonal entry), so that the analysis
+    is kept even when U itself cannot be factored (a singular H: the caller's ridge)."""
     old = state.get("ldl")
-    if old is not None:
-        solver, indptr, indices = old
-        if np.array_equal(indptr, U.indptr) and np.array_equal(indices, U.indices):
-            solver.update(U, upper=True)
-            return solver
-    state.pop("ldl", None)  # a failed factorization leaves nothing stale behind
-    solver = qdldl.Solver(U, upper=True)
-    state["ldl"] = (solver, U.indptr.copy(), U.indices.copy())
-    return solver
+    if old is None or not (np.array_equal(old[1], U.indptr) and np.array_equal(old[2], U.indices)):
+        safe = sp.csc_array((U.data.copy(), U.indices, U.indptr), shape=U.shape)
+        safe.data[U.indptr[1:] - 1] += shift
+        state["ldl"] = old = (qdldl.Solver(safe, upper=True), U.indptr, U.indices)
+    old[0].update(U, upper=True)
+    return old[0]
