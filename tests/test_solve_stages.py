@@ -15,11 +15,15 @@ from maxent_privacy.solve.closed_form import ClosedForm
 from maxent_privacy.solve.components import PartSolution, Solution, SplitComponents
 from maxent_privacy.solve.dispatch import Memo, solve_parts
 from maxent_privacy.solve.newton_backend import Newton
-from maxent_privacy.solve.presolve import FixForcedCells, _flow_zeros, presolve_cells
+from maxent_privacy.solve.presolve import (
+    FixForcedCells,
+    _flow_zeros,
+    _rect_tight,
+    _tight_rows,
+    presolve_cells,
+)
 from maxent_privacy.solve.rank import DropImpliedRows
 from maxent_privacy.solve.scaling import ScaleFactRows, row_max_abs
-from maxent_privacy.solve.tight import rect_tight as _rect_tight
-from maxent_privacy.solve.tight import tight_rows as _tight_rows
 
 QI = ["gender", "degree"]
 

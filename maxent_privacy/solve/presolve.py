@@ -29,7 +29,8 @@ import scipy.sparse as sp
 from ..errors import InfeasibleKnowledge
 from . import tolerances as tl
 from .problem import MaxEntProblem
-from .tight import rect_tight, tight_rows
+from .tight import rect_tight as _rect_tight
+from .tight import tight_rows as _tight_rows
 
 __all__ = ["FixForcedCells", "Reduced", "presolve_cells"]
 
@@ -267,14 +268,14 @@ def presolve_cells(
         if changed:
             continue  # the cheap rules first, until they stop
         if cls is not None:
-            changed = tight_rows(E_t, e_t, G, g, fixed, cls, class_n)
+            changed = _tight_rows(E_t, e_t, G, g, fixed, cls, class_n)
         if rect is not None and not changed:
-            changed = rect_tight(*rect, fixed, cls, class_n)
+            changed = _rect_tight(*rect, fixed, cls, class_n)
         if rect is not None and not changed:
             # exact for the data rows: cells no feasible flow of a bucket can use
             changed = _flow_zeros(rect[2], rect[3], fixed, cls, class_n)
             if changed is None:  # fractional totals: the tight rule on the data rows
-                changed = tight_from > 0 and tight_rows(E, e, G, g, fixed, cls, class_n)
+                changed = tight_from > 0 and _tight_rows(E, e, G, g, fixed, cls, class_n)
         if not changed:
             break
     return fixed
