@@ -84,3 +84,24 @@ def test_solve_upper_singular_system():
     H2 = B @ B.T
     d2 = solve_upper(sp.csc_array(np.triu(H2)), np.array([1.0, 2.0]), {})
     assert np.allclose(d2, np.linalg.solve(H2, [1.0, 2.0]), atol=1e-12)
+
+
+def test_newton_without_the_pattern_gives_the_same_answer(monkeypatch):
+    # beyond GRAM_MAX_PAIRS products the Hessian is formed by sparse products instead
+    from maxent_privacy import Bucketized, MaxEntModel, datasets
+    from maxent_privacy.solve import hessian as hessian_module
+
+    release = Bucketized(
+        datasets.du2008_figure1(), qi=["gender", "degree"], sa="disease", group="bucket"
+    )
+    model = MaxEntModel(release)
+    model.add(model.P("Flu", gender="male") == 0.3)
+    model.add(model.P("HIV", degree="graduate") <= 0.4)
+    with_pattern = model.solve(solver="maxent")
+    monkeypatch.setattr(hessian_module, "GRAM_MAX_PAIRS", 0)
+    assert Gram.of(sp.csr_array(np.ones((1, 2))), np.array([0, 1]), np.ones(2)) is None
+    without = model.solve(solver="maxent")
+    assert without.solver_stats["iterations"] == with_pattern.solver_stats["iterations"]
+    np.testing.assert_allclose(without.x, with_pattern.x, rtol=0, atol=1e-12)
+    reference = model.solve(solver="CLARABEL")
+    np.testing.assert_allclose(with_pattern.x, reference.x, rtol=0, atol=1e-6)

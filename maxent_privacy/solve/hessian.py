@@ -99,8 +99,10 @@ class Gram:
         self.n_m = int(m_of.max()) + 1 if len(m_of) else 0
 
     @classmethod
-    def of(cls_, A, cls, R, max_pairs: int = GRAM_MAX_PAIRS) -> Gram | None:
-        """The pattern of ``A P A'``; None when it holds more than ``max_pairs`` products."""
+    def of(cls_, A, cls, R, max_pairs: int | None = None) -> Gram | None:
+        """The pattern of ``A P A'``; None when it holds more than ``max_pairs`` products
+        (default :data:`GRAM_MAX_PAIRS`)."""
+        max_pairs = GRAM_MAX_PAIRS if max_pairs is None else max_pairs
         A = sp.csr_array(A, copy=True)
         A.sum_duplicates()
         n, C = A.shape[0], len(R)
