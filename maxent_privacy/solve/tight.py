@@ -43,13 +43,11 @@ def _free_entries(F, f, fixed):
     vals = np.where(free, 0.0, fixed)
     F = sp.csr_array(F)
     t = f - F @ vals
-    if not free.any():
+    on = free[F.indices]  # the entries on free cells (no column slicing)
+    if not on.any():
         return None
-    free_idx = np.flatnonzero(free)
-    Ff = sp.coo_array(F[:, free_idx])
-    if Ff.nnz == 0:
-        return None
-    return t, Ff.row.astype(np.int64), free_idx[Ff.col], Ff.data, free_idx
+    row = np.repeat(np.arange(F.shape[0], dtype=np.int64), np.diff(F.indptr))
+    return t, row[on], F.indices[on].astype(np.int64), F.data[on], np.flatnonzero(free)
 
 
 def _remaining(cls, class_n, fixed):
