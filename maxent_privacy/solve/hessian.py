@@ -28,7 +28,7 @@ import numpy as np
 import qdldl
 import scipy.sparse as sp
 
-__all__ = ["Gram", "hessian", "solve_newton", "solve_upper"]
+__all__ = ["Gram", "hessian", "hessian_of", "solve_newton", "solve_upper"]
 
 #: :class:`Gram` keeps at most this many products (24 bytes each); beyond, the Hessian is
 #: formed by sparse products at every step
@@ -151,6 +151,24 @@ class Gram:
         U = sp.csc_array((data, self.rows, self.indptr), shape=(self.n, self.n))
         U.has_sorted_indices = True  # (rows sorted by construction)
         return U
+
+
+class _Products:
+    """:func:`hessian` at every step (upper triangle), when :class:`Gram` declines."""
+
+    def __init__(self, A, cls, R):
+        self.A, self.cls, self.R = sp.csr_array(A), cls, R
+        self.AT = sp.csr_array(self.A.T)
+
+    def fill(self, x: np.ndarray) -> sp.csc_array:
+        return sp.triu(hessian(self.A, x, self.cls, self.R, self.AT), format="csc")
+
+
+def hessian_of(A, cls, R):
+    """What gives the upper triangle of ``A P A'`` at x (``.fill(x)``): a :class:`Gram`,
+    or sparse products when its pattern would hold too many products."""
+    gram = Gram.of(A, cls, R)
+    return gram if gram is not None else _Products(A, cls, R)
 
 
 def solve_newton(H, g, state=None):

@@ -17,8 +17,8 @@ an upper bound on the maximum entropy for every (lam, mu >= 0), with gradient
 ``b - O x`` (and ``h - G x``) and Hessian ``O P O'`` where P is block diagonal over the
 classes: ``P_c = diag(x_c) - x_c x_c' / R_c`` (a softmax per class, as in multinomial
 logistic regression). Newton steps solve ``(O D O' - M diag(1/R) M') d = -grad`` with
-``M = O X_c`` by a sparse LDL' factorization (qdldl; the class rows never enter it); the step
-length is chosen per connected component (phi is separable over components) by
+``M = O X_c`` by a sparse LDL' factorization (:mod:`.hessian`; the class rows never
+enter it); the step length is chosen per connected component (phi is separable over components) by
 backtracking on phi. Inequality rows are handled by an active set around the equality
 Newton method. The iteration stops on the certificate itself: the largest row residual
 and the gap ``phi - H(x) = lam.(b - O x) + mu.(h - G x)``.
@@ -42,7 +42,7 @@ import scipy.sparse as sp
 
 from ..numerics import cell_components, entropy_terms
 from . import tolerances as tl
-from .hessian import Gram, hessian, solve_newton, solve_upper
+from .hessian import hessian_of, solve_newton, solve_upper
 
 __all__ = [
     "DualResult",
@@ -448,6 +448,19 @@ def _line_search(A, b, lam, d, r, phi, n, K, logn, row_comp, cls_comp, n_comp, s
     return lam_new, x_new, logW_new, phi_new, t
 
 
+def _below_zero(phi_comp, rsum, lam, row_comp, n_comp, n_signed: int):
+    """Components whose dual bound ``phi_comp`` fell below 0 (their rows have no answer),
+    and whether some of the last ``n_signed`` rows (inequalities held as equalities) have
+    negative multipliers. Only a dual point with those multipliers >= 0 bounds the
+    entropy: in their components phi < 0 says the active set is wrong, not the data."""
+    below = phi_comp < -1e-9 * np.maximum(1.0, rsum)
+    if not (n_signed and below.any()):
+        return below, False
+    neg = lam[len(lam) - n_signed :] < 0
+    below &= np.bincount(row_comp[len(lam) - n_signed :][neg], minlength=n_comp) == 0
+    return below, bool(neg.any())
+
+
 def _newton_eq(
     A,
     b,
@@ -465,20 +478,16 @@ def _newton_eq(
     n_signed=0,
 ):
     """Newton with per-component backtracking on the equality-only dual."""
-    gram = Gram.of(A, K.cls, K.R)  # the Hessian's pattern, refilled at every step
-    AT = sp.csr_array(A.T) if gram is None else None
+    hess = hessian_of(A, K.cls, K.R)  # the Hessian's pattern, refilled at every step
     scale = np.maximum(1.0, np.abs(b))
     R_tot = max(1.0, float(K.R.sum()))
     empty = np.zeros(0)
     x, logW = _state(lam, empty, A, b, None, None, n, K, logn)
     phi = _phi_parts(lam, empty, b, empty, logW, K, row_comp, row_comp[:0], cls_comp, n_comp)
-    Rpos = np.where(K.R > 0, K.R, 1.0)
-    rlog = np.bincount(cls_comp, weights=K.R * np.log(Rpos), minlength=n_comp)
+    rlog = np.bincount(cls_comp, weights=-entropy_terms(K.R, 1.0), minlength=n_comp)  # R log R
     rsum = np.bincount(cls_comp, weights=K.R, minlength=n_comp)
-    it = 0
-    stall = 0
+    it = stall = stalled_for = 0
     stalled = False
-    stalled_for = 0
     history: list[float] = []
     proved = np.zeros(0, dtype=int)  # cells the recession certificate proved 0
     ridge_state = {}
@@ -498,14 +507,9 @@ def _newton_eq(
             settled = np.min(x / n, initial=1.0) > tl.NEWTON_SETTLED
             if settled or it > max_iter // 2:
                 return lam, x, logW, it - 1, True, proved
-        below = phi - rlog < -1e-9 * np.maximum(1.0, rsum)
-        if n_signed and below.any():
-            # only a dual point with the inequalities' multipliers >= 0 bounds the
-            # entropy: elsewhere phi < 0 says the active set is wrong, not the data
-            neg = lam[len(lam) - n_signed :] < 0
-            below &= np.bincount(row_comp[len(lam) - n_signed :][neg], minlength=n_comp) == 0
-            if not below.any() and it > 3 and neg.any():
-                break  # the caller drops the rows with negative multipliers
+        below, neg = _below_zero(phi - rlog, rsum, lam, row_comp, n_comp, n_signed)
+        if neg and not below.any() and it > 3:
+            break  # the caller drops the rows with negative multipliers
         if below.any():
             raise DualUnbounded(
                 f"no answer satisfies the rows of {int(below.sum())} component(s): the dual "
@@ -515,11 +519,7 @@ def _newton_eq(
             )
         if deadline is not None and time.perf_counter() > deadline:
             break
-        if gram is not None:
-            U = gram.fill(x)
-        else:
-            U = sp.triu(hessian(A, x, K.cls, K.R, AT), format="csc")
-        d = solve_upper(U, r, ridge_state)
+        d = solve_upper(hess.fill(x), r, ridge_state)
         if d is None:
             if verbose:
                 print("newton: the Hessian could not be factored")
