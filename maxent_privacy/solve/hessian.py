@@ -72,6 +72,17 @@ def _unique_inverse(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarra
     return k[new], inv
 
 
+def _sorted_unique_inverse(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_unique_inverse` without a sort when the keys are already non-decreasing
+    (rows in order, cells sorted by class)."""
+    if len(keys) < 2 or not (keys[1:] >= keys[:-1]).all():
+        return _unique_inverse(keys, bound)
+    new = np.empty(len(keys), dtype=bool)
+    new[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    return keys[new], np.cumsum(new) - 1
+
+
 def _pairs_within(indptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every (p, q), p <= q, of positions in the same group (groups given by indptr)."""
     E = int(indptr[-1])
@@ -112,7 +123,7 @@ class Gram:
         k1 = np.diff(Ac.indptr)
         coo = A.tocoo()
         # M: one entry per (row, class) met by A
-        mkey, m_of = _unique_inverse(coo.row.astype(np.int64) * C + cls[coo.col], n * C)
+        mkey, m_of = _sorted_unique_inverse(coo.row.astype(np.int64) * C + cls[coo.col], n * C)
         m_row, m_cls = mkey // C, mkey % C
         k2 = np.bincount(m_cls, minlength=C)
         if int((k1 * (k1 + 1)).sum() + (k2 * (k2 + 1)).sum()) // 2 > max_pairs:
