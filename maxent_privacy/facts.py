@@ -215,21 +215,23 @@ def linearize(expr: cp.Expression, x: cp.Variable, n_cells: int) -> tuple[sp.csr
 
 def _fast_rows(constraint, n_cells: int):
     """``lhs - rhs`` as (A, const) from the tags' rows, without cvxpy's gradient (which
-    costs ~15 ms), when both sides are tagged expressions with rows or constants."""
+    costs ~15 ms), when both sides are tagged expressions with rows (one per entry) or
+    constants of the constraint's size (or scalars)."""
+    size = int(np.prod(constraint.shape)) if constraint.shape else 1
     parts = []
     for arg in constraint.args:
         t = tag_of(arg)
-        if t is not None and t.row is not None:
-            parts.append((t.row, 0.0))
-        elif not arg.variables() and np.asarray(arg.value).size == 1:
-            parts.append((None, float(np.asarray(arg.value))))
+        if t is not None and t.row is not None and t.row.shape[0] == size:
+            parts.append((sp.csr_array(t.row), 0.0))
+        elif not arg.variables() and np.asarray(arg.value).size in (1, size):
+            parts.append((None, np.asarray(arg.value, dtype=float).ravel(order="F")))
         else:
             return None
     (ra, ca), (rb, cb) = parts
-    zero = sp.csr_array((1, n_cells))
+    zero = sp.csr_array((size, n_cells))
     A = sp.csr_array((ra if ra is not None else zero) - (rb if rb is not None else zero))
     A.eliminate_zeros()
-    return A, np.array([ca - cb])
+    return A, np.broadcast_to(ca - cb, (size,)).astype(float)
 
 
 def footprint(expr: cp.Expression, x, n_cells: int) -> np.ndarray:

@@ -33,6 +33,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .errors import KnowledgeError
+from .facts import tag
 from .knowledge import Grouped
 
 __all__ = ["Rules", "mine_rules"]
@@ -536,9 +537,10 @@ class Rules:
         if len(self) == 0:
             return []
         A, b = self.matrix(model)
-        constraint = A @ model.x == b
+        # tagged with its rows: compiled without cvxpy's gradient
+        constraint = tag(A @ model.x, "rules", A) == b
         # rules of the same Qv share the denominator n(Qv): presolve adds them up
         cols = [c for c in self.qi if c in self._frame]
-        key = self._frame[cols].astype(object).where(self._frame[cols].notna(), None)
-        groups = pd.factorize(pd.MultiIndex.from_frame(key.astype(str)))[0]
+        by_qv = self._frame.groupby(cols, dropna=False, sort=False, observed=True)
+        groups = by_qv.ngroup().to_numpy()
         return [("rules" if name is None else str(name), Grouped(constraint, groups))]

@@ -178,6 +178,27 @@ def test_compiled_rows_are_the_P_expressions(release, figure1):
     np.testing.assert_allclose(A @ x, b, atol=1e-12)
 
 
+def test_added_rules_compile_to_the_gradient_of_their_constraint(release, figure1):
+    # model.add takes the rows from the rules' tag; cvxpy's gradient gives the same rows
+    from maxent_privacy.facts import linearize
+
+    model = MaxEntModel(release)
+    rules = mine_rules(figure1, QI, "disease", attributes=[1, 2], min_support=1)
+    model.add(rules, name="r")
+    fact = model.facts[0]
+    (_, grouped) = rules._maxent_facts_(model)[0]
+    c = grouped.constraint
+    A, const = linearize(c.args[0] - c.args[1], model.x, model.n_cells)
+    assert fact.sense == "==" and fact.shape == (len(rules),)
+    assert abs(fact.A - A).max() == 0
+    np.testing.assert_array_equal(fact.b, -const)
+    np.testing.assert_array_equal(fact.b, rules.frame["confidence"].to_numpy())
+    # rows of one condition share a group; different conditions do not
+    qv = rules.frame[QI].astype(object).fillna("-").astype(str).agg("|".join, axis=1)
+    assert pd.crosstab(qv, fact.row_groups).gt(0).sum(axis=1).eq(1).all()
+    assert pd.crosstab(fact.row_groups, qv).gt(0).sum(axis=1).eq(1).all()
+
+
 def test_add_to_model_and_solve_figure1(release, figure1):
     rules = mine_rules(figure1, QI, "disease", attributes=1)
     model = MaxEntModel(release)

@@ -17,8 +17,8 @@ an upper bound on the maximum entropy for every (lam, mu >= 0), with gradient
 ``b - O x`` (and ``h - G x``) and Hessian ``O P O'`` where P is block diagonal over the
 classes: ``P_c = diag(x_c) - x_c x_c' / R_c`` (a softmax per class, as in multinomial
 logistic regression). Newton steps solve ``(O D O' - M diag(1/R) M') d = -grad`` with
-``M = O X_c`` by a sparse LU (the class rows never enter the factorization); the step
-length is chosen per connected component (phi is separable over components) by
+``M = O X_c`` by a sparse LDL' factorization (:mod:`.hessian`; the class rows never
+enter it); the step length is chosen per connected component (phi is separable over components) by
 backtracking on phi. Inequality rows are handled by an active set around the equality
 Newton method. The iteration stops on the certificate itself: the largest row residual
 and the gap ``phi - H(x) = lam.(b - O x) + mu.(h - G x)``.
@@ -35,17 +35,23 @@ and the gap ``phi - H(x) = lam.(b - O x) + mu.(h - G x)``.
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import splu
 
 from ..numerics import cell_components, entropy_terms
 from . import tolerances as tl
+from .hessian import hessian_of, solve_newton, solve_upper
 
-__all__ = ["DualResult", "DualUnbounded", "NotConverged", "class_rows", "newton_maxent"]
+__all__ = [
+    "DualResult",
+    "DualUnbounded",
+    "NotConverged",
+    "class_rows",
+    "newton_maxent",
+    "solve_newton",
+]
 
 
 class NotConverged(RuntimeError):
@@ -149,98 +155,6 @@ def _phi_parts(lam, mu, b, h, logW, K: _Classes, row_comp, ineq_comp, cls_comp, 
     if len(mu):
         out += np.bincount(ineq_comp, weights=mu * h, minlength=n_comp)
     return out
-
-
-def _hessian(A, x, K: _Classes, m):
-    """A P A' with P = blockdiag(diag(x_c) - x_c x_c' / R_c)."""
-    Ad = sp.csr_array(A @ sp.diags_array(x))
-    H1 = Ad @ A.T
-    Xc = sp.csr_array((x, (np.arange(m), K.cls)), shape=(m, K.C))
-    M = sp.csr_array(A @ Xc)
-    inv_r = np.where(K.R > 0, 1.0 / np.where(K.R > 0, K.R, 1.0), 0.0)
-    H2 = sp.csr_array(M @ sp.diags_array(inv_r)) @ M.T
-    return sp.csc_array(H1 - H2)
-
-
-def solve_newton(H, g, state=None):
-    """Solve H d = g; a small ridge when H is singular (a row implied by the others).
-
-    A singular H means a fact (or data row) is implied by the rest on the free cells;
-    the system stays consistent and any solution moves x the same way, so the ridge only
-    picks one. SuperLU does not always warn on a singular matrix: the residual decides.
-    """
-    if H.shape[0] == 0:
-        return np.zeros(0)
-    diag = H.diagonal()
-    if (diag <= 0).any():
-        # a row whose cells are whole classes of one cell each has no curvature: x cannot
-        # move it. Solve without it (SuperLU on a zero pivot calls BLAS with bad sizes)
-        keep = np.flatnonzero(diag > 0)
-        d = np.zeros(H.shape[0])
-        if len(keep):
-            sub = solve_newton(sp.csc_array(H[keep][:, keep]), g[keep], state)
-            if sub is None:
-                return None
-            d[keep] = sub
-        return d
-    diag_max = max(1.0, float(np.abs(diag).max(initial=0.0)))
-    eye = sp.identity(H.shape[0], format="csc")
-    gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
-    ridges = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
-    start = 0 if state is None else state.get("ridge", 0)
-    dense = _dense_rows(H)
-    for k in range(start, len(ridges)):
-        ridge = ridges[k]
-        Hr = H if ridge == 0 else H + (ridge * diag_max) * eye
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            try:
-                d = _schur_solve(Hr, g, dense) if len(dense) else _lu(Hr).solve(g)
-            except Exception:
-                continue
-        if not np.all(np.isfinite(d)):
-            continue
-        err = float(np.abs(Hr @ d - g).max(initial=0.0))
-        if err <= 1e-8 * gnorm and float(g @ d) > 0:
-            if state is not None:
-                state["ridge"] = k  # the next Newton step starts from this ridge
-            return d
-    return None
-
-
-def _lu(H):
-    return splu(sp.csc_array(H), permc_spec="MMD_AT_PLUS_A", options={"SymmetricMode": True})
-
-
-def _dense_rows(H) -> np.ndarray:
-    """Rows coupled with many others (facts over whole populations): factored apart."""
-    n = H.shape[0]
-    nnz = np.diff(sp.csr_array(H).indptr)
-    dense = np.flatnonzero(nnz > max(tl.DENSE_ROW, 0.05 * n))
-    return dense if 0 < len(dense) <= tl.DENSE_ROWS_MAX and len(dense) < n else dense[:0]
-
-
-def _schur_solve(H, g, dense: np.ndarray) -> np.ndarray:
-    """``H d = g`` with the dense rows eliminated block-wise: the sparse part B (block
-    diagonal per bucket once the facts' rows are out) is factored without fill-in, and the
-    k dense rows are solved through their k x k Schur complement."""
-    n = H.shape[0]
-    is_dense = np.zeros(n, dtype=bool)
-    is_dense[dense] = True
-    sparse = np.flatnonzero(~is_dense)
-    Hc = sp.csc_array(H)
-    B = Hc[sparse][:, sparse]
-    C = Hc[sparse][:, dense].toarray()
-    D = Hc[dense][:, dense].toarray()
-    lu = _lu(B)
-    X = lu.solve(C) if C.shape[1] else np.zeros((len(sparse), 0))
-    y = lu.solve(g[sparse])
-    S = D - C.T @ X
-    z = np.linalg.solve(S, g[dense] - C.T @ y)
-    d = np.empty(n)
-    d[sparse] = y - X @ z
-    d[dense] = z
-    return d
 
 
 def _components(n_cells, cls, rows):
@@ -534,6 +448,19 @@ def _line_search(A, b, lam, d, r, phi, n, K, logn, row_comp, cls_comp, n_comp, s
     return lam_new, x_new, logW_new, phi_new, t
 
 
+def _below_zero(phi_comp, rsum, lam, row_comp, n_comp, n_signed: int):
+    """Components whose dual bound ``phi_comp`` fell below 0 (their rows have no answer),
+    and whether some of the last ``n_signed`` rows (inequalities held as equalities) have
+    negative multipliers. Only a dual point with those multipliers >= 0 bounds the
+    entropy: in their components phi < 0 says the active set is wrong, not the data."""
+    below = phi_comp < -1e-9 * np.maximum(1.0, rsum)
+    if not (n_signed and below.any()):
+        return below, False
+    neg = lam[len(lam) - n_signed :] < 0
+    below &= np.bincount(row_comp[len(lam) - n_signed :][neg], minlength=n_comp) == 0
+    return below, bool(neg.any())
+
+
 def _newton_eq(
     A,
     b,
@@ -551,19 +478,16 @@ def _newton_eq(
     n_signed=0,
 ):
     """Newton with per-component backtracking on the equality-only dual."""
-    m = len(n)
+    hess = hessian_of(A, K.cls, K.R)  # the Hessian's pattern, refilled at every step
     scale = np.maximum(1.0, np.abs(b))
     R_tot = max(1.0, float(K.R.sum()))
     empty = np.zeros(0)
     x, logW = _state(lam, empty, A, b, None, None, n, K, logn)
     phi = _phi_parts(lam, empty, b, empty, logW, K, row_comp, row_comp[:0], cls_comp, n_comp)
-    Rpos = np.where(K.R > 0, K.R, 1.0)
-    rlog = np.bincount(cls_comp, weights=K.R * np.log(Rpos), minlength=n_comp)
+    rlog = np.bincount(cls_comp, weights=-entropy_terms(K.R, 1.0), minlength=n_comp)  # R log R
     rsum = np.bincount(cls_comp, weights=K.R, minlength=n_comp)
-    it = 0
-    stall = 0
+    it = stall = stalled_for = 0
     stalled = False
-    stalled_for = 0
     history: list[float] = []
     proved = np.zeros(0, dtype=int)  # cells the recession certificate proved 0
     ridge_state = {}
@@ -583,14 +507,9 @@ def _newton_eq(
             settled = np.min(x / n, initial=1.0) > tl.NEWTON_SETTLED
             if settled or it > max_iter // 2:
                 return lam, x, logW, it - 1, True, proved
-        below = phi - rlog < -1e-9 * np.maximum(1.0, rsum)
-        if n_signed and below.any():
-            # only a dual point with the inequalities' multipliers >= 0 bounds the
-            # entropy: elsewhere phi < 0 says the active set is wrong, not the data
-            neg = lam[len(lam) - n_signed :] < 0
-            below &= np.bincount(row_comp[len(lam) - n_signed :][neg], minlength=n_comp) == 0
-            if not below.any() and it > 3 and neg.any():
-                break  # the caller drops the rows with negative multipliers
+        below, neg = _below_zero(phi - rlog, rsum, lam, row_comp, n_comp, n_signed)
+        if neg and not below.any() and it > 3:
+            break  # the caller drops the rows with negative multipliers
         if below.any():
             raise DualUnbounded(
                 f"no answer satisfies the rows of {int(below.sum())} component(s): the dual "
@@ -600,8 +519,7 @@ def _newton_eq(
             )
         if deadline is not None and time.perf_counter() > deadline:
             break
-        H = _hessian(A, x, K, m)
-        d = solve_newton(H, r, ridge_state)
+        d = solve_upper(hess.fill(x), r, ridge_state)
         if d is None:
             if verbose:
                 print("newton: the Hessian could not be factored")

@@ -29,6 +29,8 @@ import scipy.sparse as sp
 from ..errors import InfeasibleKnowledge
 from . import tolerances as tl
 from .problem import MaxEntProblem
+from .tight import rect_tight as _rect_tight
+from .tight import tight_rows as _tight_rows
 
 __all__ = ["FixForcedCells", "Reduced", "presolve_cells"]
 
@@ -279,51 +281,6 @@ def presolve_cells(
     return fixed
 
 
-def _tight_rows(E, e, G, g, fixed, cls, class_n) -> bool:
-    """Apply the tight-upper-bound rule once; True when it fixed a cell."""
-    free = np.isnan(fixed)
-    vals = np.where(free, 0.0, fixed)
-    blocks, targets = [E], [e]
-    if G is not None and G.shape[0]:
-        blocks.append(G)
-        targets.append(g)
-    R = sp.csr_array(sp.vstack(blocks, format="csr"))
-    t = np.concatenate(targets) - R @ vals
-    Rf = sp.coo_array(R[:, free]) if free.any() else None
-    if Rf is None or Rf.nnz == 0:
-        return False
-    free_idx = np.flatnonzero(free)
-    cell = free_idx[Rf.col]
-    df = pd.DataFrame({"row": Rf.row, "cell": cell, "cls": cls[cell], "a": Rf.data})
-    neg_rows = np.unique(df.loc[(df["a"] < 0) | (df["cls"] < 0), "row"].to_numpy())
-    df = df[~df["row"].isin(neg_rows)]
-    if df.empty:
-        return False
-    own = cls >= 0
-    remaining = class_n - np.bincount(cls[own], weights=vals[own], minlength=len(class_n))
-    top = df.groupby(["row", "cls"], sort=False)["a"].max().rename("top").reset_index()
-    top["ub"] = top["top"] * remaining[top["cls"].to_numpy()]
-    ub = top.groupby("row")["ub"].sum()
-    rows = ub.index.to_numpy()
-    tight = rows[t[rows] >= ub.to_numpy() - tl.TIGHT * np.maximum(1.0, np.abs(t[rows]))]
-    if len(tight) == 0:
-        return False
-    top = top[top["row"].isin(tight)]
-    # every free cell of a tight class whose coefficient is below the class maximum is 0
-    members = pd.DataFrame({"cell": free_idx, "cls": cls[free_idx]})
-    members = members[members["cls"] >= 0]
-    cand = top[["row", "cls", "top"]].merge(members, on="cls")
-    coef = df[["row", "cell", "a"]]
-    cand = cand.merge(coef, on=["row", "cell"], how="left").fillna({"a": 0.0})
-    zero = cand.loc[cand["a"] < cand["top"] - tl.TIGHT * cand["top"].abs(), "cell"].to_numpy()
-    zero = np.unique(zero)
-    zero = zero[np.isnan(fixed[zero])]
-    if len(zero) == 0:
-        return False
-    fixed[zero] = 0.0
-    return True
-
-
 def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool | None:
     """Cells of a single release that no answer to the data rows can make positive.
 
@@ -376,82 +333,4 @@ def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool | None:
     if not zero.any():
         return False
     fixed[idx[zero]] = 0.0
-    return True
-
-
-def _rect_tight(F, f, gs, gs_n, gs_bucket, fixed, cls, class_n) -> bool:
-    """The bucket-flow bound of a fact row with equal positive coefficients; True if used.
-
-    In one bucket, the cells a row ``a * sum_S x = f`` covers lie in Q x V (Q its classes,
-    V its values), so they hold at most ``min(R_Q, C_V)`` records (R, C the class and
-    value totals still free). When ``f / a`` equals the sum of these bounds over the
-    buckets, every bucket attains its bound: if ``R_Q <= C_V`` every record of Q takes a
-    value of the row (Q's other cells are 0); if ``C_V <= R_Q`` every record with a value
-    in V is in a class of the row (V's other cells are 0). Rules ``P(s | Qv) = c`` of the
-    original data are often tight so: the (Qv, s) records are then pinned bucket by bucket.
-    """
-    free = np.isnan(fixed)
-    vals = np.where(free, 0.0, fixed)
-    t = f - F @ vals
-    Ff = sp.coo_array(F[:, free]) if free.any() else None
-    if Ff is None or Ff.nnz == 0:
-        return False
-    free_idx = np.flatnonzero(free)
-    cell = free_idx[Ff.col]
-    a = Ff.data
-    rows = Ff.row
-    amax = np.zeros(F.shape[0])
-    np.maximum.at(amax, rows, a)
-    amin = np.full(F.shape[0], np.inf)
-    np.minimum.at(amin, rows, a)
-    eq_rows = (amin > 0) & (amax - amin <= tl.TIGHT * amax)
-    keep = eq_rows[rows] & (cls[cell] >= 0)
-    if not keep.any():
-        return False
-    own = cls >= 0
-    r_cls = class_n - np.bincount(cls[own], weights=vals[own], minlength=len(class_n))
-    r_gs = gs_n - np.bincount(gs, weights=vals, minlength=len(gs_n))
-    df = pd.DataFrame(
-        {"row": rows[keep], "cell": cell[keep], "cls": cls[cell[keep]], "gs": gs[cell[keep]]}
-    )
-    df["bucket"] = gs_bucket[df["gs"].to_numpy()]
-    q = df.drop_duplicates(["row", "bucket", "cls"])
-    rq = (
-        pd.Series(r_cls[q["cls"].to_numpy()], index=pd.MultiIndex.from_frame(q[["row", "bucket"]]))
-        .groupby(level=[0, 1])
-        .sum()
-    )
-    v = df.drop_duplicates(["row", "bucket", "gs"])
-    cv = (
-        pd.Series(r_gs[v["gs"].to_numpy()], index=pd.MultiIndex.from_frame(v[["row", "bucket"]]))
-        .groupby(level=[0, 1])
-        .sum()
-    )
-    per = pd.DataFrame({"rq": rq, "cv": cv.reindex(rq.index)})
-    per["bound"] = np.minimum(per["rq"], per["cv"])
-    total = per["bound"].groupby(level=0).sum()
-    rr = total.index.to_numpy()
-    target = t[rr] / amax[rr]
-    tight = rr[target >= total.to_numpy() - tl.BUCKET_FLOW_TIGHT * np.maximum(1.0, np.abs(target))]
-    if len(tight) == 0:
-        return False
-    per = per[per.index.get_level_values(0).isin(tight)].reset_index()
-    tol = tl.BUCKET_FLOW_TIGHT * np.maximum(1.0, per["bound"].to_numpy())
-    zero = []
-    cells_free = pd.DataFrame({"cell": free_idx, "cls": cls[free_idx], "gs": gs[free_idx]})
-    in_row = df[df["row"].isin(tight)][["row", "bucket", "cell", "cls", "gs"]]
-    for side, key in (("rq", "cls"), ("cv", "gs")):
-        other = "cv" if side == "rq" else "rq"
-        bind = per[per[side].to_numpy() <= per[other].to_numpy() + tol][["row", "bucket"]]
-        if bind.empty:
-            continue
-        members = in_row.merge(bind, on=["row", "bucket"])[["row", key]].drop_duplicates()
-        cand = members.merge(cells_free[["cell", key]], on=key)
-        cand = cand.merge(in_row[["row", "cell"]], on=["row", "cell"], how="left", indicator=True)
-        zero.append(cand.loc[cand["_merge"] == "left_only", "cell"].to_numpy())
-    zero = np.unique(np.concatenate(zero)) if zero else np.zeros(0, dtype=int)
-    zero = zero[np.isnan(fixed[zero])]
-    if len(zero) == 0:
-        return False
-    fixed[zero] = 0.0
     return True

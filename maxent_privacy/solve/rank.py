@@ -113,12 +113,33 @@ class DropImpliedRows:
 
     @staticmethod
     def _drop_last_sa(red: Reduced, keep: list, f_cls, in_complex) -> None:
-        """One release: drop the last SA row of each bucket piece of the other cells."""
+        """One release: drop the last SA row of each bucket piece of the other cells.
+
+        A bucket whose free cells are every (class, value) pair of its free classes and
+        values is one piece; only the other buckets' pieces need a graph search.
+        """
         s = red.problem.structure
         n_cls, n_gs = len(s.class_n), len(s.sa_n)
-        f_gs = s.cell_sa[red.free]
         sel = np.flatnonzero(~in_complex)
-        gs_piece = bipartite_components(f_cls[sel], f_gs[sel], n_cls, n_gs)[n_cls:]
-        gs_ids = np.flatnonzero(np.bincount(f_gs[sel], minlength=n_gs) > 0)
-        last = pd.Series(gs_ids).groupby(gs_piece[gs_ids]).max().to_numpy()
-        keep[2][last] = False
+        c, g = f_cls[sel], s.cell_sa[red.free][sel]
+        bucket = s.sa_bucket[g]
+        n_b = int(s.sa_bucket.max(initial=-1)) + 1
+        has_c = np.bincount(c, minlength=n_cls) > 0
+        has_g = np.bincount(g, minlength=n_gs) > 0
+        c_bucket = np.zeros(n_cls, dtype=int)
+        c_bucket[c] = bucket
+        per_b = np.bincount(bucket, minlength=n_b)
+        full = per_b == (
+            np.bincount(c_bucket[has_c], minlength=n_b)
+            * np.bincount(s.sa_bucket[has_g], minlength=n_b)
+        )
+        piece = np.where(full[s.sa_bucket], s.sa_bucket, -1)  # per SA row
+        rest = ~full[bucket]
+        if rest.any():
+            labels = bipartite_components(c[rest], g[rest], n_cls, n_gs)[n_cls:]
+            split = has_g & (piece < 0)
+            piece[split] = n_b + labels[split]
+        gs_ids = np.flatnonzero(has_g)
+        last = np.full(int(piece.max(initial=-1)) + 1, -1)
+        np.maximum.at(last, piece[gs_ids], gs_ids)
+        keep[2][last[last >= 0]] = False

@@ -37,10 +37,6 @@ NEWTON_MAX_ITER = 200
 #: a cell below this times its base measure may be a forced zero that the tolerance hides:
 #: Newton goes on until it settles, and a stalled batch does not keep its component
 NEWTON_SETTLED = 1e-8
-#: a Hessian row with more nonzeros than this (and than 5% of the rows) is factored apart
-#: by its Schur complement, when there are at most DENSE_ROWS_MAX such rows
-DENSE_ROW = 1_000
-DENSE_ROWS_MAX = 200
 
 # ------------------------------------------------------------------------------ polish
 #: polish stops at this residual (relative to the largest right side) ...

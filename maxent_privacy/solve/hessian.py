@@ -1,0 +1,257 @@
+"""The Hessian of the dual (:mod:`.newton`) and its Newton step, by a sparse LDL'.
+
+With the record classes eliminated, the dual's Hessian is ``H = A P A'`` where P is
+block diagonal over the classes, ``P_c = diag(x_c) - x_c x_c' / R_c``; so
+``H = A diag(x) A' - M diag(1/R) M'`` with ``M = A diag(x) C`` (C the 0/1 cell-to-class
+matrix). Its sparsity pattern does not depend on x: :class:`Gram` finds the upper
+triangle's pattern once and refills it at every Newton step from x with two weighted
+``bincount`` (no sparse product, no sort); :func:`hessian` is the sparse-product form,
+used when the pattern would hold too many products. :func:`solve_upper` factors H by
+LDL' (:mod:`qdldl`, AMD order: rows coupled with many others, such as facts over whole
+populations, are eliminated last) and reuses the symbolic factorization across steps.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> A = sp.csr_array(np.array([[1.0, 0, 1, 0], [0, 1.0, 0, 1]]))
+>>> cls, R, x = np.array([0, 0, 1, 1]), np.array([1.0, 1.0]), np.full(4, 0.5)
+>>> gram = Gram.of(A, cls, R)
+>>> gram.fill(x).toarray().tolist()        # upper triangle of A P A'
+[[0.5, -0.5], [0.0, 0.5]]
+>>> bool(np.allclose(hessian(A, x, cls, R).toarray(), [[0.5, -0.5], [-0.5, 0.5]]))
+True
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import qdldl
+import scipy.sparse as sp
+
+__all__ = ["Gram", "hessian", "hessian_of", "solve_newton", "solve_upper"]
+
+#: :class:`Gram` keeps at most this many products (24 bytes each); beyond, the Hessian is
+#: formed by sparse products at every step
+GRAM_MAX_PAIRS = 8_000_000
+#: ridges tried, relative to the largest diagonal entry, when H is singular
+RIDGES = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
+
+
+def _inv(R: np.ndarray) -> np.ndarray:
+    return np.where(R > 0, 1.0 / np.where(R > 0, R, 1.0), 0.0)
+
+
+def hessian(A, x, cls, R, AT=None) -> sp.csc_array:
+    """``A P A'`` by sparse products (symmetric, csc). ``AT``: ``A'`` as csr, if kept."""
+    A = sp.csr_array(A)
+    m = A.shape[1]
+    C = sp.csr_array((np.ones(m), np.asarray(cls), np.arange(m + 1)), shape=(m, len(R)))
+    Ad = sp.csr_array((A.data * x[A.indices], A.indices, A.indptr), shape=A.shape)
+    AT = sp.csr_array(A.T) if AT is None else AT
+    M = Ad @ C
+    Mr = sp.csr_array((M.data * _inv(R)[M.indices], M.indices, M.indptr), shape=M.shape)
+    H = Ad @ AT - Mr @ sp.csr_array(M.T)
+    return sp.csc_array((H.data, H.indices, H.indptr), shape=H.shape)  # symmetric
+
+
+def _unique_inverse(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for keys in ``[0, bound)``: one sort of
+    the keys packed with their positions (argsort is several times slower)."""
+    P = len(keys)
+    shift = max(1, (P - 1).bit_length())
+    if P == 0 or max(1, bound - 1).bit_length() + shift > 62:
+        u, inv = np.unique(keys, return_inverse=True)
+        return u, inv.ravel()
+    packed = np.sort((keys.astype(np.int64) << shift) | np.arange(P, dtype=np.int64))
+    k = packed >> shift
+    new = np.empty(P, dtype=bool)
+    new[0] = True
+    np.not_equal(k[1:], k[:-1], out=new[1:])
+    inv = np.empty(P, dtype=np.int64)
+    inv[packed & ((1 << shift) - 1)] = np.cumsum(new) - 1
+    return k[new], inv
+
+
+def _sorted_unique_inverse(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_unique_inverse` without a sort when the keys are already non-decreasing
+    (rows in order, cells sorted by class)."""
+    if len(keys) < 2 or not (keys[1:] >= keys[:-1]).all():
+        return _unique_inverse(keys, bound)
+    new = np.empty(len(keys), dtype=bool)
+    new[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    return keys[new], np.cumsum(new) - 1
+
+
+def _pairs_within(indptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (p, q), p <= q, of positions in the same group (groups given by indptr)."""
+    E = int(indptr[-1])
+    pos = np.arange(E)
+    count = np.repeat(indptr[1:], np.diff(indptr)) - pos  # partners at or after p
+    first = np.repeat(pos, count)
+    start = np.cumsum(count) - count
+    return first, first + (np.arange(len(first)) - np.repeat(start, count))
+
+
+class Gram:
+    """The upper triangle of ``A P A'`` (csc, sorted, fixed pattern), refilled from x.
+
+    ``H1 = A diag(x) A'`` has one product ``a_ij a_kj x_j`` per pair of rows meeting in
+    cell j; ``H2 = M diag(1/R) M'`` one ``M_ic M_kc / R_c`` per pair of rows meeting in
+    class c. Both lists, and where each product lands, are found once (:meth:`of`);
+    :meth:`fill` adds them up with ``bincount``.
+    """
+
+    def __init__(self, n, rows, indptr, a, cell, m_of, p1, c1, pos1, qa, qb, r2, pos2):
+        self.n, self.rows, self.indptr = n, rows, indptr
+        self.a, self.cell, self.m_of = a, cell, m_of  # A's entries, their M entry
+        self.p1, self.c1, self.pos1 = p1, c1, pos1  # H1: cell, coefficient, target
+        self.qa, self.qb, self.r2, self.pos2 = qa, qb, r2, pos2  # H2: M entries, 1/R_c
+        self.n_m = int(m_of.max()) + 1 if len(m_of) else 0
+
+    @classmethod
+    def of(cls_, A, cls, R, max_pairs: int | None = None) -> Gram | None:
+        """The pattern of ``A P A'``; None when it holds more than ``max_pairs`` products
+        (default :data:`GRAM_MAX_PAIRS`)."""
+        max_pairs = GRAM_MAX_PAIRS if max_pairs is None else max_pairs
+        A = sp.csr_array(A, copy=True)
+        A.sum_duplicates()
+        n, C = A.shape[0], len(R)
+        cls = np.asarray(cls, dtype=np.int64)
+        Ac = sp.csc_array(A)  # entries grouped by cell, rows sorted
+        Ac.sort_indices()
+        k1 = np.diff(Ac.indptr)
+        coo = A.tocoo()
+        # M: one entry per (row, class) met by A
+        mkey, m_of = _sorted_unique_inverse(coo.row.astype(np.int64) * C + cls[coo.col], n * C)
+        m_row, m_cls = mkey // C, mkey % C
+        k2 = np.bincount(m_cls, minlength=C)
+        if int((k1 * (k1 + 1)).sum() + (k2 * (k2 + 1)).sum()) // 2 > max_pairs:
+            return None
+        f1, s1 = _pairs_within(Ac.indptr)
+        cell = np.repeat(np.arange(A.shape[1]), k1)
+        lo1, hi1 = Ac.indices[f1], Ac.indices[s1]
+        # M's entries grouped by class (rows stay sorted): a csr -> csc counting sort
+        order = sp.csr_array(
+            (
+                np.arange(len(mkey), dtype=float),
+                m_cls,
+                np.r_[0, np.cumsum(np.bincount(m_row, minlength=n))],
+            ),
+            shape=(n, C),
+        )
+        by_cls = sp.csc_array(order).data.astype(np.int64)
+        f2, s2 = _pairs_within(np.r_[0, np.cumsum(k2)])
+        qa, qb = by_cls[f2], by_cls[s2]
+        lo2, hi2 = np.minimum(m_row[qa], m_row[qb]), np.maximum(m_row[qa], m_row[qb])
+        keys = np.concatenate([hi1 * n + lo1, hi2 * n + lo2])  # column-major, upper
+        u, pos = _unique_inverse(keys, n * n)
+        indptr = np.r_[0, np.cumsum(np.bincount(u // n, minlength=n))]
+        return cls_(
+            n, u % n, indptr, coo.data, coo.col, m_of,
+            cell[f1], Ac.data[f1] * Ac.data[s1], pos[: len(f1)],
+            qa, qb, _inv(R)[m_cls[qa]], pos[len(f1) :],
+        )  # fmt: skip
+
+    def fill(self, x: np.ndarray) -> sp.csc_array:
+        """The upper triangle of ``A P A'`` at x."""
+        M = np.bincount(self.m_of, weights=self.a * x[self.cell], minlength=self.n_m)
+        nnz = len(self.rows)
+        data = np.bincount(self.pos1, weights=self.c1 * x[self.p1], minlength=nnz)
+        data -= np.bincount(self.pos2, weights=M[self.qa] * M[self.qb] * self.r2, minlength=nnz)
+        U = sp.csc_array((data, self.rows, self.indptr), shape=(self.n, self.n))
+        U.has_sorted_indices = True  # (rows sorted by construction)
+        return U
+
+
+class _Products:
+    """:func:`hessian` at every step (upper triangle), when :class:`Gram` declines."""
+
+    def __init__(self, A, cls, R):
+        self.A, self.cls, self.R = sp.csr_array(A), cls, R
+        self.AT = sp.csr_array(self.A.T)
+
+    def fill(self, x: np.ndarray) -> sp.csc_array:
+        return sp.triu(hessian(self.A, x, self.cls, self.R, self.AT), format="csc")
+
+
+def hessian_of(A, cls, R):
+    """What gives the upper triangle of ``A P A'`` at x (``.fill(x)``): a :class:`Gram`,
+    or sparse products when its pattern would hold too many products."""
+    gram = Gram.of(A, cls, R)
+    return gram if gram is not None else _Products(A, cls, R)
+
+
+def solve_newton(H, g, state=None):
+    """Solve ``H d = g`` for a symmetric positive (semi)definite H (see :func:`solve_upper`)."""
+    return solve_upper(sp.triu(H, format="csc"), g, state)
+
+
+def solve_upper(U, g, state=None):
+    """Solve ``H d = g``, H symmetric positive (semi)definite given by its upper triangle
+    ``U`` (csc); a small ridge when H is singular (a row implied by the others).
+
+    A singular H means a fact (or data row) is implied by the rest on the free cells;
+    the system stays consistent and any solution moves x the same way, so the ridge only
+    picks one. The LDL' factorization decides, and its residual is checked. ``state`` (a
+    dict kept across the Newton steps) keeps the ridge that worked and the symbolic
+    factorization, which later steps with the same pattern only refill. None when no
+    ridge gives a descent direction.
+    """
+    n = U.shape[0]
+    if n == 0:
+        return np.zeros(0)
+    U = sp.csc_array(U)
+    diag = U.diagonal()
+    if (diag <= 0).any():
+        # a row whose cells are whole classes of one cell each has no curvature: x cannot
+        # move it. Solve without it
+        keep = np.flatnonzero(diag > 0)
+        d = np.zeros(n)
+        if len(keep):
+            sub = solve_upper(sp.csc_array(U[keep][:, keep]), g[keep], state)
+            if sub is None:
+                return None
+            d[keep] = sub
+        return d
+    state = {} if state is None else state
+    diag_max = max(1.0, float(np.abs(diag).max(initial=0.0)))
+    gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
+    U = sp.csc_array(U)
+    U.sort_indices()
+    on_diag = U.indptr[1:] - 1  # sorted upper triangle, diagonal present: last of each column
+    for k in range(state.get("ridge", 0), len(RIDGES)):
+        ridge = RIDGES[k] * diag_max
+        Ur = U
+        if ridge:
+            Ur = sp.csc_array((U.data.copy(), U.indices, U.indptr), shape=U.shape)
+            Ur.data[on_diag] += ridge
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                d = _ldl(Ur, state, diag_max).solve(g)
+            except Exception:
+                continue
+        if not np.all(np.isfinite(d)):
+            continue
+        Hd = U @ d + U.T @ d - diag * d
+        err = float(np.abs(Hd + ridge * d - g).max(initial=0.0))
+        if err <= 1e-8 * gnorm and float(g @ d) > 0:
+            state["ridge"] = k  # the next Newton step starts from this ridge
+            return d
+    return None
+
+
+def _ldl(U, state: dict, shift: float):
+    """The LDL' factorization of the symmetric matrix whose upper triangle is ``U``
+    (csc, sorted, diagonal present); refilled (no new ordering) when ``state`` holds one
+    of the same pattern. A new pattern is ordered and analysed on ``U + shift I``
+    (positive definite for ``shift`` >= the largest diagonal entry), so that the analysis
+    is kept even when U itself cannot be factored (a singular H: the caller's ridge)."""
+    old = state.get("ldl")
+    if old is None or not (np.array_equal(old[1], U.indptr) and np.array_equal(old[2], U.indices)):
+        safe = sp.csc_array((U.data.copy(), U.indices, U.indptr), shape=U.shape)
+        safe.data[U.indptr[1:] - 1] += shift
+        state["ldl"] = old = (qdldl.Solver(safe, upper=True), U.indptr, U.indices)
+    old[0].update(U, upper=True)
+    return old[0]

@@ -1,0 +1,107 @@
+"""The dual's Hessian A P A' (maxent_privacy.solve.hessian) against a dense reference."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from maxent_privacy.solve.hessian import Gram, _unique_inverse, hessian, solve_upper
+
+
+def _dense_reference(A, x, cls, R):
+    """A P A' with P = blockdiag(diag(x_c) - x_c x_c' / R_c), densely."""
+    m = len(x)
+    P = np.diag(x)
+    for c in range(len(R)):
+        idx = np.flatnonzero(cls == c)
+        P[np.ix_(idx, idx)] -= np.outer(x[idx], x[idx]) / R[c]
+    Ad = A.toarray()
+    assert Ad.shape[1] == m
+    return Ad @ P @ Ad.T
+
+
+def _instance(seed, rows=12, cells=40, classes=9, dense_rows=2):
+    rng = np.random.default_rng(seed)
+    cls = rng.integers(0, classes, cells)
+    A = sp.random_array((rows, cells), density=0.15, rng=rng, format="csr")
+    # rows over most cells (facts over whole populations), with several cells per class
+    A = sp.vstack(
+        [A, sp.csr_array(rng.random((dense_rows, cells)) * (rng.random((dense_rows, cells)) < 0.8))]
+    )
+    x = rng.random(cells) + 0.1
+    R = np.bincount(cls, weights=x, minlength=classes)  # class totals of x
+    return sp.csr_array(A), x, cls, R
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_gram_fill_is_the_hessian(seed):
+    A, x, cls, R = _instance(seed)
+    ref = _dense_reference(A, x, cls, R)
+    gram = Gram.of(A, cls, R)
+    U = gram.fill(x).toarray()
+    assert np.allclose(U, np.triu(ref), rtol=0, atol=1e-12)
+    assert np.allclose(hessian(A, x, cls, R).toarray(), ref, rtol=0, atol=1e-12)
+    # refilled at another x: the same pattern, the new values
+    x2 = x * np.linspace(0.5, 2.0, len(x))
+    R2 = np.bincount(cls, weights=x2, minlength=len(R))
+    ref2 = _dense_reference(A, x2, cls, R2)
+    assert np.allclose(Gram.of(A, cls, R2).fill(x2).toarray(), np.triu(ref2), atol=1e-12)
+
+
+def test_gram_declines_too_many_products():
+    A, x, cls, R = _instance(0)
+    assert Gram.of(A, cls, R, max_pairs=10) is None
+
+
+def test_gram_sums_duplicate_entries():
+    # a row given as two entries on the same cell counts once, added up
+    A = sp.csr_array(
+        (np.array([1.0, 2.0, 1.0]), np.array([0, 0, 1]), np.array([0, 2, 3])), shape=(2, 2)
+    )
+    cls, R, x = np.array([0, 1]), np.array([1.0, 1.0]), np.array([1.0, 1.0])
+    A_sum = sp.csr_array(np.array([[3.0, 0.0], [0.0, 1.0]]))
+    ref = _dense_reference(A_sum, x, cls, R)
+    assert np.allclose(Gram.of(A, cls, R).fill(x).toarray(), np.triu(ref))
+
+
+def test_unique_inverse_is_numpys():
+    keys = np.random.default_rng(3).integers(0, 50, 200)
+    u, inv = _unique_inverse(keys, 50)
+    u_np, inv_np = np.unique(keys, return_inverse=True)
+    assert u.tolist() == u_np.tolist()
+    assert inv.tolist() == inv_np.tolist()
+
+
+def test_solve_upper_singular_system():
+    # row 2 = row 0 + row 1: H is singular but the system is consistent: a solution
+    B = np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0]])
+    H = np.vstack([B, B[0] + B[1]]) @ np.vstack([B, B[0] + B[1]]).T
+    g = H @ np.array([1.0, -2.0, 0.5])
+    state = {}
+    d = solve_upper(sp.csc_array(np.triu(H)), g, state)
+    assert np.allclose(H @ d, g, atol=1e-6)
+    assert float(g @ d) > 0
+    # a positive definite system: the exact solution, without a ridge
+    H2 = B @ B.T
+    d2 = solve_upper(sp.csc_array(np.triu(H2)), np.array([1.0, 2.0]), {})
+    assert np.allclose(d2, np.linalg.solve(H2, [1.0, 2.0]), atol=1e-12)
+
+
+def test_newton_without_the_pattern_gives_the_same_answer(monkeypatch):
+    # beyond GRAM_MAX_PAIRS products the Hessian is formed by sparse products instead
+    from maxent_privacy import Bucketized, MaxEntModel, datasets
+    from maxent_privacy.solve import hessian as hessian_module
+
+    release = Bucketized(
+        datasets.du2008_figure1(), qi=["gender", "degree"], sa="disease", group="bucket"
+    )
+    model = MaxEntModel(release)
+    model.add(model.P("Flu", gender="male") == 0.3)
+    model.add(model.P("HIV", degree="graduate") <= 0.4)
+    with_pattern = model.solve(solver="maxent")
+    monkeypatch.setattr(hessian_module, "GRAM_MAX_PAIRS", 0)
+    assert Gram.of(sp.csr_array(np.ones((1, 2))), np.array([0, 1]), np.ones(2)) is None
+    without = model.solve(solver="maxent")
+    assert without.solver_stats["iterations"] == with_pattern.solver_stats["iterations"]
+    np.testing.assert_allclose(without.x, with_pattern.x, rtol=0, atol=1e-12)
+    reference = model.solve(solver="CLARABEL")
+    np.testing.assert_allclose(with_pattern.x, reference.x, rtol=0, atol=1e-6)
