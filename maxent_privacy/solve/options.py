@@ -34,7 +34,7 @@ MAXENT = "MAXENT"
 #: solver options used unless the caller gives their own. SCS (first order) stops at
 #: 1e-6 and our polish (Newton on the dual) takes its answer to floating point: on Du
 #: Adult with Top-(250, 250) rules SCS alone is 3.4e-6 off in the posterior, polished
-#: 1e-13, in 4 s (``benchmarks/scs_defaults.py``). Asking SCS itself for 1e-9 buys
+#: 1e-13, in 3 to 4 s (``benchmarks/scs_defaults.py``). Asking SCS itself for 1e-9 buys
 #: nothing after the polish. What makes SCS slow is a cell forced to 0 left in a component
 #: (``presolve=False``: one component of that instance ran for over 6 minutes), not eps
 DEFAULT_OPTIONS = {
