@@ -105,7 +105,10 @@ def _run_newton(red, parts: Parts, todo, backend: Newton, client, progress) -> l
     done, errors = [], []
     for (part, args), outcome in zip(jobs, outs, strict=True):
         try:
-            done.append(backend.finish(red, part, args, outcome, elapsed))
+            # each batch's record gets its share (by cells) of the stage's time, so that
+            # the records add up to it (Dask runs the batches side by side)
+            share = elapsed * len(part.cells) / max(cells, 1)
+            done.append(backend.finish(red, part, args, outcome, share))
         except Exception as err:  # noqa: BLE001 - re-raised below, after the others
             errors.append(err)
     if errors:
