@@ -716,7 +716,8 @@ def _bucketized_releases(rels, persons_rows, P):
     values = np.array(sorted(values, key=str), dtype=object)
     v_index = pd.Index(values)
     nv = len(values)
-    gcode = np.full((P, len(rels)), -1, dtype=np.int64)
+    most = max(len(m[1]) for m in made)
+    gcode = np.full((P, len(rels)), -1, dtype=np.int32 if most < 2**31 else np.int64)
     bits, row_at, names, bucket_keys = [], [], [], []
     n_rows = n_groups = 0
     for r, (c, groups, gi, svals, g, s) in enumerate(made):
