@@ -143,6 +143,13 @@ def build_pooled(releases, populations, split=()) -> Structure:
     ``populations`` (one per release, or None) place the people of a generalized release
     without a person column; ``split`` lists person ids singled out as classes of their
     own (``model.person``).
+
+    Bucketized releases with person ids are built with array operations on integer codes
+    (:func:`_build_bucketized`: about 3 s of CPU for 1,000,000 people in 5 releases);
+    input it leaves aside (object columns of numbers or mixed values, more than 63
+    sensitive values, a person whose QI differ between releases, contradicting releases)
+    and generalized releases take the construction from tables, which gives the same
+    classes, cells and rows, in the same order, and names the culprit of an error.
     """
     rels = list(releases)
     split = {str(p) for p in split}
