@@ -102,16 +102,18 @@ def child(spec_path: str) -> None:
     except Exception as err:
         out["error"] = f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
         out["traceback"] = traceback.format_exc()
-    tmp = spec_path + ".out.tmp"
-    with open(tmp, "wb") as fh:
+    from maxent_privacy._io import atomic_write
+
+    with atomic_write(spec_path + ".out.pkl", "wb") as fh:  # never a half pickle
         pickle.dump(out, fh)
-    os.replace(tmp, spec_path + ".out.pkl")  # never a half pickle
 
 
 def run_capped(spec: dict, cap: float, tmp: Path, pythonpath: str) -> dict:
     """One child process with ``PYTHONPATH=pythonpath``, killed after ``cap`` seconds."""
+    from maxent_privacy._io import write_text
+
     path = tmp / f"{spec['label']}.json"
-    path.write_text(json.dumps(spec))
+    write_text(path, json.dumps(spec))
     env = {**os.environ, "PYTHONPATH": pythonpath}
     row = {"label": spec["label"], "n": spec["n"]}
     t0 = time.perf_counter()
