@@ -270,6 +270,7 @@ def main(argv=None) -> int:
     per_m, expo = slope(rows, total)
     b_m, b_e = slope(rows, lambda r: r["build_time"])
     s_m, s_e = slope(rows, lambda r: r["solve_time"])
+    cpu_m, cpu_e = slope(rows, lambda r: r["build_cpu"] + r["solve_cpu"])
     args.out.mkdir(parents=True, exist_ok=True)
     suffix = "-quick" if args.quick else ""
     plot(rows, args.out / f"scale{suffix}.png")
@@ -292,15 +293,15 @@ def main(argv=None) -> int:
         f"Least-squares slope over the finished sizes: build + solve {per_m:.2f} s per million "
         f"records (build {b_m:.2f}, solve {s_m:.2f}); log-log exponent {expo:.2f} "
         f"(build {b_e:.2f}, solve {s_e:.2f}).",
+        f"In CPU seconds (less sensitive to the load): {cpu_m:.2f} s per million records, "
+        f"log-log exponent {cpu_e:.2f}.",
         "",
+        *([f"Base code for the ratio: `{base.get('package', args.base)}`.", ""] if base else []),
         "| target | verdict | measured |",
         "|---|---|---|",
         *targets(rows, base),
         "",
     ]
-    if base is not None:
-        md.insert(-4, f"Base code for the ratio: `{base.get('package', args.base)}`.")
-        md.insert(-4, "")
     from maxent_privacy._io import write_text
 
     write_text(args.out / f"scale{suffix}.md", "\n".join(md))

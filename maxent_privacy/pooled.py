@@ -778,11 +778,13 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
         persons, rows_of, qcodes = got
         P = len(persons)
         got = _bucketized_releases(rels, rows_of, P)
+        del rows_of  # the arrays below are freed as soon as they are used (10M people: GBs)
     except (TypeError, _General):  # values that do not sort, or of mixed types
         return None
     if got is None:
         return None
     values, gcode, counts, bits, row_at, names, bucket_key = got
+    del got
     nv = len(values)
     if nv > 63:
         return None
@@ -795,9 +797,11 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
         split_of = np.full(P, "", dtype=object)
         split_code = np.zeros(P, dtype=np.int64)
     codes = _combine([*qcodes, *(gcode[:, r] + 1 for r in range(len(rels))), split_code], P)
+    del qcodes, split_code
     first = _first_positions(codes)
     n_cls = len(first)
     g_cls = gcode[first]
+    del gcode
     mask = np.full(n_cls, (1 << nv) - 1, dtype=np.uint64)
     for r in range(len(rels)):
         has = g_cls[:, r] >= 0
@@ -808,10 +812,13 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
     for v in range(nv):
         mcs[:, v] = (mask >> np.uint64(v)) & np.uint64(1)
     c_arr, s_arr = np.nonzero(mcs)
+    del mcs, mask, bits
     A_sa = _relation_matrix(g_cls, c_arr, s_arr, row_at, len(counts))
+    del row_at
     if (np.diff(A_sa.indptr) == 0).any():
         return None
     text = _text_of_classes(g_cls, names)
+    del g_cls
     return _placed_structure(
         rels,
         persons,
