@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from test_pooled_bruteforce import releases_of
 
-from maxent_privacy import Bucketized, KnowledgeError, MaxEntModel, datasets
+from maxent_privacy import Bucketized, KnowledgeError, MaxEntModel, ReleaseError, datasets
 from maxent_privacy.structure import build_single, remap_matrix
 
 QI = ["gender", "degree"]
@@ -321,3 +321,95 @@ def test_add_a_list_with_a_duplicate_name_adds_nothing(fig1):
     assert [f.name for f in m.facts] == ["v[1]"]
     m.add([m.P("HIV", gender="female") <= 0.3, m.P("Flu") <= 0.9], name="w")
     assert [f.name for f in m.facts] == ["v[1]", "w[0]", "w[1]"]
+
+
+# ------------------------------------------------------------------ pooled, vectorized
+def _random_releases(seed, pid=int, group=int, values=("flu", "hiv", "cold", "acne")):
+    """4 bucketized releases of random subsets of 240 people in random groups of ~3."""
+    rng = np.random.default_rng(seed)
+    n = 240
+    frame = pd.DataFrame(
+        {
+            "pid": [pid(i) for i in range(n)],
+            "zip": rng.choice(["z1", "z2", "z3"], n),
+            "age": rng.integers(20, 23, n),
+            "s": rng.choice(np.array(values), n),
+        }
+    )
+    rels = []
+    for _ in range(4):
+        sub = frame[rng.random(n) < 0.75]
+        g = rng.integers(0, len(sub) // 3, len(sub))
+        sub = sub.assign(g=[group(x) for x in g])
+        rels.append(Bucketized(sub, qi=["zip", "age"], sa="s", group="g", person="pid"))
+    return rels
+
+
+def _same_structure(a, b) -> None:
+    for name in ("records", "classes", "cells", "group_values", "shared_table"):
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
+    for name in ("cell_class", "cell_n", "class_n", "sa_n", "sa_bucket", "placement_of"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert (a.sa_matrix != b.sa_matrix).nnz == 0 and a.sa_matrix.shape == b.sa_matrix.shape
+    pd.testing.assert_series_equal(a.person_class, b.person_class, check_exact=True)
+    assert a.cell_keys() == b.cell_keys()
+
+
+@pytest.mark.parametrize(
+    "seed, kw",
+    [
+        (0, {}),
+        (1, {"pid": lambda i: f"p{i}", "group": lambda g: f"g{g}"}),
+        (2, {"group": float, "values": (2, 10, 33)}),  # str order of values is not theirs
+    ],
+)
+def test_pooled_bucketized_arrays_match_the_general_construction(monkeypatch, seed, kw):
+    """Bucketized releases with person ids are built with array operations; classes, cells
+    (in order), rows and keys are those of the construction person by person, with and
+    without persons singled out."""
+    from maxent_privacy import pooled
+
+    rels = _random_releases(seed, **kw)
+    built = []
+    arrays = pooled._build_bucketized
+    monkeypatch.setattr(
+        pooled, "_build_bucketized", lambda *args: built.append(arrays(*args)) or built[-1]
+    )
+    fast = MaxEntModel(rels)
+    assert built[-1] is not None  # the array construction ran
+    person = fast.structure.records["pid"].iloc[5]
+    with monkeypatch.context() as m:
+        m.setattr(pooled, "_build_bucketized", lambda *args: None)
+        slow = MaxEntModel(rels)
+        _same_structure(fast.structure, slow.structure)
+        slow.person(person)
+    fast.person(person)
+    assert built[-1] is not None
+    _same_structure(fast.structure, slow.structure)
+    assert fast.n_cells > len(fast.classes) > 200
+
+
+def test_pooled_bucketized_mixed_values_take_the_general_construction():
+    """An object column of numbers (pandas infers its dtype case by case) is left to the
+    general construction, which gives the published counts their inferred dtype."""
+    rels = _random_releases(3, values=(2, 10, 33))
+    mixed = [Bucketized(r.frame.assign(s=r.frame["s"].astype(object)), **_kw(r)) for r in rels]
+    a, b = MaxEntModel(rels).structure, MaxEntModel(mixed).structure
+    assert a.group_values["s"].dtype == b.group_values["s"].dtype == np.int64
+    _same_structure(a, b)
+
+
+def _kw(rel) -> dict:
+    return dict(qi=rel.qi, sa=rel.sa, group=rel.group, person=rel.person)
+
+
+def test_pooled_bucketized_errors_name_the_person():
+    d = pd.DataFrame({"pid": [1, 2], "q": ["a", "b"], "s": ["x", "y"], "g": [1, 1]})
+    kw = dict(qi=["q"], sa="s", group="g", person="pid")
+    other = d.assign(q=["a", "c"])
+    with pytest.raises(ReleaseError, match="person 2 has different QI in different releases"):
+        MaxEntModel([Bucketized(d, **kw), Bucketized(other, **kw)])
+    split = d.assign(g=[1, 2])
+    swapped = d.assign(s=["y", "x"], g=[1, 2])
+    with pytest.raises(ReleaseError, match="person 1: no sensitive value is in all"):
+        MaxEntModel([Bucketized(split, **kw), Bucketized(swapped, **kw)])
