@@ -21,6 +21,7 @@ the women of buckets 1 and 2 are then fixed to Breast Cancer with value exactly 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,7 @@ import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
 from . import tolerances as tl
+from .flows import PooledRows, pooled_flow_zeros
 from .problem import MaxEntProblem
 
 __all__ = ["FixForcedCells", "Reduced", "presolve_cells"]
@@ -138,9 +140,11 @@ class FixForcedCells:
         # one release: the bucket flows decide the data rows exactly, so the tight rule
         # only looks at the facts (and their sums)
         n_data = sum(a.shape[0] for a, _ in blocks)
+        pooled = PooledRows.of(s)
         return presolve_cells(
-            E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if rect is not None else 0
-        )
+            E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if rect is not None else 0,
+            flows=None if pooled is None else partial(pooled_flow_zeros, pooled),
+        )  # fmt: skip
 
 
 def _group_sums(p: MaxEntProblem, start: int, grp: np.ndarray):
@@ -220,6 +224,7 @@ def presolve_cells(
     class_n: np.ndarray | None = None,
     rect=None,
     tight_from: int = 0,
+    flows=None,
 ) -> np.ndarray:
     """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free.
 
@@ -274,6 +279,9 @@ def presolve_cells(
             changed = _flow_zeros(rect[2], rect[3], fixed, cls, class_n)
             if changed is None:  # fractional totals: the tight rule on the data rows
                 changed = tight_from > 0 and _tight_rows(E, e, G, g, fixed, cls, class_n)
+        if flows is not None and not changed:
+            # pooled releases: per-group and per-value flows (:mod:`.flows`), exact
+            changed = bool(flows(fixed))
         if not changed:
             break
     return fixed
