@@ -446,6 +446,31 @@ def plot(rows, path: Path) -> None:
     save_figure(path, fig, dpi=110)
 
 
+def random_mode(args, argv) -> int:
+    """``--random N``: the table of N random instances, written whole or not at all
+    (``solvers-random.md``; ``solvers-random-s<K>.md`` from seed K > 1)."""
+    import os
+
+    from random_instances import markdown, run, summary
+
+    load = os.getloadavg()
+    found = run(args.random, args.seed_start, args.repeat)
+    command = "python " + " ".join(
+        ["benchmarks/solvers.py", *(argv if argv is not None else sys.argv[1:])]
+    )
+    info = machine_info()
+    header = (
+        f"# Random re-publishing instances: plain cvxpy + Clarabel / ours\n\n`{command}`\n\n"
+        f"{info['date']}, {info['platform']}, {info['nproc']} cores; load average "
+        f"{load[0]:.2f} at start, {os.getloadavg()[0]:.2f} at the end (other benchmarks "
+        f"running: timings are the best of {args.repeat} runs)\n\n"
+    )
+    name = "solvers-random.md" if args.seed_start == 1 else f"solvers-random-s{args.seed_start}.md"
+    write_text(args.out / name, markdown(found, header))
+    print(summary(found))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -459,17 +484,14 @@ def main(argv=None) -> int:
         help="N random re-publishing instances against plain cvxpy + Clarabel "
         "(benchmarks/random_instances.py); prints the min and median ratio",
     )  # fmt: skip
+    parser.add_argument("--seed-start", type=int, default=1, help="first seed of --random")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per timing (--random)")
     args = parser.parse_args(argv)
     if args.child:
         child(args.child)
         return 0
     if args.random:
-        from random_instances import markdown, run, summary
-
-        found = run(args.random)
-        write_text(args.out / "random.md", markdown(found))
-        print(summary(found))
-        return 0
+        return random_mode(args, argv)
     from maxent_privacy.solve import exp_cone_solvers
 
     cfg = QUICK if args.quick else FULL

@@ -157,6 +157,7 @@ def _result(model, problem, parts, solution, zeros, stats, tol, t_start) -> Resu
         "fixed_by_presolve": problem.n_cells - parts.red.n_free,
         # cells proved 0 after presolve: by the dual's recession certificate or an LP
         "forced_zeros": dict(zeros.counts),
+        "passes": zeros.passes,
         "cells": problem.n_cells,
         "setup_time": stats["setup_time"],
         "solve_time": float(comps["solve_time"].sum()) if len(comps) else 0.0,

@@ -36,13 +36,16 @@ class ForcedZeros(Exception):
 
 
 class ZeroLog:
-    """The cells proved 0 so far, and by what."""
+    """The cells proved 0 so far, by what, and the passes of the solve (1 + one per
+    :class:`ForcedZeros` raised)."""
 
     def __init__(self):
         self.cells = np.zeros(0, dtype=int)
         self.counts = {"dual certificate": 0, "LP": 0}
+        self.passes = 1
 
     def add(self, found: ForcedZeros) -> None:
+        self.passes += 1
         new = np.setdiff1d(found.cells, self.cells)
         self.cells = np.union1d(self.cells, new)
         self.counts[found.how] = self.counts.get(found.how, 0) + len(new)
