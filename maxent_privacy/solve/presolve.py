@@ -141,8 +141,10 @@ class FixForcedCells:
         # only looks at the facts (and their sums)
         n_data = sum(a.shape[0] for a, _ in blocks)
         pooled = PooledRows.of(s)
+        # pooled releases: the flows decide what the tight rule would on the data rows
+        exact = rect is not None or pooled is not None
         return presolve_cells(
-            E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if rect is not None else 0,
+            E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if exact else 0,
             flows=None if pooled is None else partial(pooled_flow_zeros, pooled),
         )  # fmt: skip
 
