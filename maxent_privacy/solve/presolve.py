@@ -5,8 +5,10 @@ positive coefficients and whose remaining right side is 0 force those cells to 0
 with one free cell fixes it. Repeated until nothing changes, then the stronger rules: the
 tight upper bound of a fact row, rules added up per condition Qv, the bucket-flow bound of
 a fact row, and max-flow with strongly connected components per bucket (exact for the
-data rows of one release). This is what ``P(Breast Cancer | male) = 0`` does on Figure 1:
-the women of buckets 1 and 2 are then fixed to Breast Cancer with value exactly 1.
+data rows of one release); for pooled releases, flows per group and per value across
+each pair of releases (:mod:`.flows`). This is what ``P(Breast Cancer | male) = 0`` does
+on Figure 1: the women of buckets 1 and 2 are then fixed to Breast Cancer with value
+exactly 1.
 
 :class:`FixForcedCells` applies them to a :class:`~.problem.MaxEntProblem` and returns a
 :class:`Reduced` problem on the free cells (fixed values moved to the right sides);
