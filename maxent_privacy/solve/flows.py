@@ -164,7 +164,9 @@ def _integral(v: np.ndarray) -> bool:
 
 def pooled_flow_zeros(rows: PooledRows, fixed: np.ndarray) -> bool | None:
     """Fix (in ``fixed``, NaN = free) the cells that the per-group and per-value flows
-    prove 0; True when it fixed one, None when the remaining totals are not integers."""
+    settle: at 0, at their class's remaining size, or (a cell alone on its edge) at the
+    edge's only flow. True when it fixed one, None when the remaining totals are not
+    integers (max-flow capacities), False otherwise."""
     free = np.isnan(fixed)
     if not free.any():
         return False
@@ -177,6 +179,8 @@ def pooled_flow_zeros(rows: PooledRows, fixed: np.ndarray) -> bool | None:
     if not (_integral(R) and _integral(C)):
         return None
     R, C = np.round(R).astype(np.int64), np.round(C).astype(np.int64)
+    if (R < 0).any() or (C < 0).any():
+        return False  # contradictory: left to the solver's diagnosis
     net = Network.empty()
     n_rel = len(rows.row_of)
     edge_of = [group_network(net, rows, R, C, r, free) for r in range(n_rel)]
