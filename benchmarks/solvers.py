@@ -463,7 +463,8 @@ def random_mode(args, argv) -> int:
         f"# Random re-publishing instances: plain cvxpy + Clarabel / ours\n\n`{command}`\n\n"
         f"{info['date']}, {info['platform']}, {info['nproc']} cores; load average "
         f"{load[0]:.2f} at start, {os.getloadavg()[0]:.2f} at the end (other benchmarks "
-        f"running: timings are the best of {args.repeat} runs)\n\n"
+        f"running: timings are the best of {args.repeat} runs, ours of "
+        f"{max(5, args.repeat)})\n\n"
     )
     name = "solvers-random.md" if args.seed_start == 1 else f"solvers-random-s{args.seed_start}.md"
     write_text(args.out / name, markdown(found, header))
