@@ -236,7 +236,9 @@ def presolve_cells(
     with nonnegative coefficients can reach at most ``sum_c R_c max_{j in c} a_j`` (R_c the
     class total still free); when its target equals that bound, every free cell of those
     classes whose coefficient is below its class's maximum is 0 (``P(s | q) = 1`` or
-    ``>= 1`` puts everyone with q on s).
+    ``>= 1`` puts everyone with q on s). ``flows(fixed)`` (pooled releases, see
+    :func:`.flows.pooled_flow_zeros`) fixes more cells in place when the other rules stop;
+    it returns None when it cannot run, and the tight rule then also takes the data rows.
     """
     fixed = np.full(n, np.nan)
     E_t, e_t = sp.csr_array(E[tight_from:]), e[tight_from:]  # rows for the tight rule
@@ -285,7 +287,9 @@ def presolve_cells(
                 changed = tight_from > 0 and _tight_rows(E, e, G, g, fixed, cls, class_n)
         if flows is not None and not changed:
             # pooled releases: per-group and per-value flows (:mod:`.flows`), exact
-            changed = bool(flows(fixed))
+            changed = flows(fixed)
+            if changed is None:  # fractional totals: the tight rule on the data rows
+                changed = tight_from > 0 and _tight_rows(E, e, G, g, fixed, cls, class_n)
         if not changed:
             break
     return fixed
