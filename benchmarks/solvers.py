@@ -453,6 +453,7 @@ def random_mode(args, argv) -> int:
 
     from random_instances import markdown, run, summary
 
+    args.out.mkdir(parents=True, exist_ok=True)  # before the long run, not after it
     load = os.getloadavg()
     found = run(args.random, args.seed_start, args.repeat)
     command = "python " + " ".join(
