@@ -446,7 +446,33 @@ def plot(rows, path: Path) -> None:
     save_figure(path, fig, dpi=110)
 
 
-def main(argv=None) -> int:
+def random_mode(args, argv) -> int:
+    """``--random N``: the table of N random instances, written whole or not at all
+    (``solvers-random.md``; ``solvers-random-s<K>.md`` from seed K > 1)."""
+    import os
+
+    from random_instances import markdown, run, summary
+
+    load = os.getloadavg()
+    found = run(args.random, args.seed_start, args.repeat)
+    command = "python " + " ".join(
+        ["benchmarks/solvers.py", *(argv if argv is not None else sys.argv[1:])]
+    )
+    info = machine_info()
+    header = (
+        f"# Random re-publishing instances: plain cvxpy + Clarabel / ours\n\n`{command}`\n\n"
+        f"{info['date']}, {info['platform']}, {info['nproc']} cores; load average "
+        f"{load[0]:.2f} at start, {os.getloadavg()[0]:.2f} at the end (other benchmarks "
+        f"running: timings are the best of {args.repeat} runs, ours of "
+        f"{max(5, args.repeat)})\n\n"
+    )
+    name = "solvers-random.md" if args.seed_start == 1 else f"solvers-random-s{args.seed_start}.md"
+    write_text(args.out / name, markdown(found, header))
+    print(summary(found))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -459,17 +485,88 @@ def main(argv=None) -> int:
         help="N random re-publishing instances against plain cvxpy + Clarabel "
         "(benchmarks/random_instances.py); prints the min and median ratio",
     )  # fmt: skip
-    args = parser.parse_args(argv)
+    parser.add_argument("--seed-start", type=int, default=1, help="first seed of --random")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per timing (--random)")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     if args.child:
         child(args.child)
         return 0
     if args.random:
-        from random_instances import markdown, run, summary
+        return random_mode(args, argv)
+    return full_mode(args, argv)
 
-        found = run(args.random)
-        write_text(args.out / "random.md", markdown(found))
-        print(summary(found))
-        return 0
+
+def _instances(cfg, quick: bool) -> list[tuple[str, dict]]:
+    instances = [("du-fig1", {"kind": "du-fig1"})]
+    instances += [(f"du-adult-{k}", {"kind": "du-adult", "k": k}) for k in cfg["du_k"]]
+    instances.append(
+        (
+            f"wang-2x{cfg['wang_n']}",
+            {"kind": "wang", "n": cfg["wang_n"], "shared": cfg["wang_shared"]},
+        )
+    )
+    instances.append(
+        (
+            "adult-10rel" if not quick else f"adult-{cfg['adult_releases']}rel",
+            {"kind": "adult-rel", "releases": cfg["adult_releases"], "n": cfg.get("adult_n")},
+        )
+    )
+    return instances
+
+
+def _measure(cfg, instances, solvers, cvx, caps, tmp, t_start) -> list[dict]:
+    """Every (instance, solver) run, then the synthetic populations (maxent only)."""
+    cap, scs_cap, big_cap = caps
+    rows: list[dict] = []
+    for name, spec in instances:
+        extra = ["CLARABEL+polish"] if "CLARABEL" in cvx and spec["kind"] != "adult-rel" else []
+        if "CLARABEL" in cvx and name in ("du-adult-1000", f"wang-2x{cfg['wang_n']}"):
+            extra.append("CLARABEL-plain")
+        for solver in solvers + extra:
+            row = run_capped(
+                {**spec, "instance": name, "solver": solver},
+                scs_cap if solver == "SCS" else cap,
+                tmp,
+            )
+            rows.append(row)
+            print(
+                f"[{time.perf_counter() - t_start:6.0f} s] {name:16s} {solver:9s} "
+                + (
+                    row.get("error")
+                    or f"build {row['build_time']:.3f} s, solve {row['solve_time']:.3f} s, "
+                    f"res {row['residual']:.1e}, RSS {row['peak_rss_mb']:.0f} MB"
+                ),
+                flush=True,
+            )
+    last, last_n = None, 0
+    for n in cfg["synth_sizes"]:
+        name = f"synth-{n}"
+        if last is not None and ("error" in last or total(last) * (n / last_n) > big_cap):
+            rows.append({"instance": name, "solver": "maxent", "error": "skipped (cap)"})
+            print(f"{name} skipped (cap)", flush=True)
+            continue
+        spec = {"kind": "synth", "n": n, "releases": cfg["synth_releases"]}
+        row = run_capped({**spec, "instance": name, "solver": "maxent"}, big_cap, tmp)
+        rows.append(row)
+        last, last_n = row, n
+        print(
+            f"[{time.perf_counter() - t_start:6.0f} s] {name:16s} maxent    "
+            + (
+                row.get("error")
+                or f"build {row['build_time']:.2f} s, solve {row['solve_time']:.2f} s, "
+                f"res {row['residual']:.1e}, RSS {row['peak_rss_mb']:.0f} MB"
+            ),
+            flush=True,
+        )
+    return rows
+
+
+def full_mode(args, argv) -> int:
+    """The full (or ``--quick``) comparison: solvers.md, solvers.json, solvers.png."""
     from maxent_privacy.solve import exp_cone_solvers
 
     cfg = QUICK if args.quick else FULL
@@ -482,75 +579,19 @@ def main(argv=None) -> int:
     command = "python " + " ".join(
         ["benchmarks/solvers.py", *(argv if argv is not None else sys.argv[1:])]
     )
-    instances = [("du-fig1", {"kind": "du-fig1"})]
-    instances += [(f"du-adult-{k}", {"kind": "du-adult", "k": k}) for k in cfg["du_k"]]
-    instances.append(
-        (
-            f"wang-2x{cfg['wang_n']}",
-            {"kind": "wang", "n": cfg["wang_n"], "shared": cfg["wang_shared"]},
-        )
-    )
-    instances.append(
-        (
-            "adult-10rel" if not args.quick else f"adult-{cfg['adult_releases']}rel",
-            {"kind": "adult-rel", "releases": cfg["adult_releases"], "n": cfg.get("adult_n")},
-        )
-    )
-    rows: list[dict] = []
     t_start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmpdir:
-        tmp = Path(tmpdir)
-        for name, spec in instances:
-            extra = ["CLARABEL+polish"] if "CLARABEL" in cvx and spec["kind"] != "adult-rel" else []
-            if "CLARABEL" in cvx and name in ("du-adult-1000", f"wang-2x{cfg['wang_n']}"):
-                extra.append("CLARABEL-plain")
-            for solver in solvers + extra:
-                row = run_capped(
-                    {**spec, "instance": name, "solver": solver},
-                    scs_cap if solver == "SCS" else cap,
-                    tmp,
-                )
-                rows.append(row)
-                print(
-                    f"[{time.perf_counter() - t_start:6.0f} s] {name:16s} {solver:9s} "
-                    + (
-                        row.get("error")
-                        or f"build {row['build_time']:.3f} s, solve {row['solve_time']:.3f} s, "
-                        f"res {row['residual']:.1e}, RSS {row['peak_rss_mb']:.0f} MB"
-                    ),
-                    flush=True,
-                )
-        last, last_n = None, 0
-        for n in cfg["synth_sizes"]:
-            name = f"synth-{n}"
-            if last is not None and ("error" in last or total(last) * (n / last_n) > big_cap):
-                rows.append({"instance": name, "solver": "maxent", "error": "skipped (cap)"})
-                print(f"{name} skipped (cap)", flush=True)
-                continue
-            row = run_capped(
-                {
-                    "kind": "synth",
-                    "n": n,
-                    "releases": cfg["synth_releases"],
-                    "instance": name,
-                    "solver": "maxent",
-                },
-                big_cap,
-                tmp,
-            )
-            rows.append(row)
-            last, last_n = row, n
-            print(
-                f"[{time.perf_counter() - t_start:6.0f} s] {name:16s} maxent    "
-                + (
-                    row.get("error")
-                    or f"build {row['build_time']:.2f} s, solve {row['solve_time']:.2f} s, "
-                    f"res {row['residual']:.1e}, RSS {row['peak_rss_mb']:.0f} MB"
-                ),
-                flush=True,
-            )
+        caps = (cap, scs_cap, big_cap)
+        instances = _instances(cfg, args.quick)
+        rows = _measure(cfg, instances, solvers, cvx, caps, Path(tmpdir), t_start)
     delta_posteriors(rows)
     elapsed = time.perf_counter() - t_start
+    _report(args, rows, cfg, info, command, elapsed, caps)
+    return 0
+
+
+def _report(args, rows, cfg, info, command, elapsed, caps) -> None:
+    cap, scs_cap, big_cap = caps
     suffix = "-quick" if args.quick else ""
     args.out.mkdir(parents=True, exist_ok=True)
     png = args.out / f"solvers{suffix}.png"
@@ -603,7 +644,6 @@ def main(argv=None) -> int:
     print(table(rows))
     for a, b, c in tgt:
         print(f"{a}: {b} -- {c}")
-    return 0
 
 
 if __name__ == "__main__":

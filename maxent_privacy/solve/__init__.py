@@ -6,7 +6,8 @@ component (locally or on Dask), inverts the stages and certifies the answer:
 1. **compile** (:mod:`.problem`): data rows and fact rows stacked once; a
    :class:`RowMap` records which rows belong to which fact.
 2. **presolve** (:mod:`.presolve`, :class:`FixForcedCells`): cells that every feasible
-   answer fixes are fixed exactly and moved to the right sides.
+   answer fixes are fixed exactly and moved to the right sides (pooled releases: flow
+   arguments per group and per value across releases, :mod:`.flows`).
 3. **implied rows** (:mod:`.rank`, :class:`DropImpliedRows`): one row per bucket piece
    dropped (Du et al. Theorem 3), or a QR on small pieces for conic solvers.
 4. **scaling** (:mod:`.scaling`, :class:`ScaleFactRows`): fact rows to largest |coef| 1.
@@ -169,6 +170,7 @@ def _result(model, problem, parts, free, solution, zeros, stats, tol, t_start) -
         "fixed_by_presolve": problem.n_cells - len(free),
         # cells proved 0 after presolve: by the dual's recession certificate or an LP
         "forced_zeros": dict(zeros.counts),
+        "passes": zeros.passes,
         "cells": problem.n_cells,
         "setup_time": stats["setup_time"],
         "solve_time": float(comps["solve_time"].sum()) if len(comps) else 0.0,

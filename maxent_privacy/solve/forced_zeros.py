@@ -36,13 +36,16 @@ class ForcedZeros(Exception):
 
 
 class ZeroLog:
-    """The cells proved 0 so far, and by what."""
+    """The cells proved 0 so far, by what, and the passes of the solve (1 + one per
+    :class:`ForcedZeros` raised)."""
 
     def __init__(self):
         self.cells = np.zeros(0, dtype=int)
         self.counts = {"dual certificate": 0, "LP": 0}
+        self.passes = 1
 
     def add(self, found: ForcedZeros) -> None:
+        self.passes += 1
         new = np.setdiff1d(found.cells, self.cells)
         self.cells = np.union1d(self.cells, new)
         self.counts[found.how] = self.counts.get(found.how, 0) + len(new)
@@ -104,7 +107,10 @@ def lp_zeros_by_component(A, b, G, h, comp, suspects) -> np.ndarray:
 
 def lp_zeros_of_problem(p, fixed: np.ndarray, suspects) -> np.ndarray:
     """Which suspect cells (global) are 0 in every feasible answer of the whole problem
-    ``p`` (:class:`.problem.MaxEntProblem`), the cells ``fixed`` (not NaN) held."""
+    ``p`` (:class:`.problem.MaxEntProblem`), the cells ``fixed`` (not NaN) held; one LP
+    per connected component holding a suspect (:func:`lp_zeros_by_component`)."""
+    from ..numerics import cell_components
+
     free = np.isnan(fixed)
     vals = np.where(free, 0.0, fixed)
     A = sp.vstack([a for a, _ in p.data_blocks()] + [p.F_eq], format="csr")
@@ -113,7 +119,9 @@ def lp_zeros_of_problem(p, fixed: np.ndarray, suspects) -> np.ndarray:
     pos[free] = np.arange(int(free.sum()))
     sus = pos[np.unique(suspects)]
     G = h = None
+    Af = sp.csr_array(A[:, free])
     if p.F_in.shape[0]:
         G, h = sp.csr_array(p.F_in[:, free]), p.f_in - p.F_in @ vals
-    found = lp_forced_zeros(sp.csr_array(A[:, free]), b, G, h, sus[sus >= 0])
-    return np.flatnonzero(free)[found]
+    comp = cell_components([Af, G], Af.shape[1])
+    found = lp_zeros_by_component(Af, b, G, h, comp, sus[sus >= 0])
+    return np.flatnonzero(free)[np.sort(found)]

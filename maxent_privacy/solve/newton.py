@@ -542,12 +542,13 @@ def _newton_eq(
             # caller the cells near 0 to decide
             stalled = True
             break
-        if it >= 4 and (slow or res_new <= tol) and np.min(x / n, initial=1.0) < 1e-13:
+        ratio = x / np.maximum(n, 1e-300)
+        if it >= 4 and (slow or res_new <= tol) and ratio.min(initial=1.0) < tl.NEWTON_SETTLED:
             # linear convergence towards the boundary: cells forced to 0. Stop once the
             # last step proves them (recession_zeros: the rest of the answer has to settle
-            # first), or after 40 more steps; the caller removes them
-            stalled_for += 1
-            ratio = x / np.maximum(n, 1e-300)
+            # first; tried from x/n < NEWTON_SETTLED, as the line search may stop moving
+            # before 1e-13), or after 40 more steps below 1e-13; the caller removes them
+            stalled_for += int(ratio.min() < 1e-13)
             zeros = recession_zeros(
                 A, K.cls, K.R, b, prev[0], lam, prev[1], logW, ratio, n_signed=n_signed
             )

@@ -5,8 +5,10 @@ positive coefficients and whose remaining right side is 0 force those cells to 0
 with one free cell fixes it. Repeated until nothing changes, then the stronger rules: the
 tight upper bound of a fact row, rules added up per condition Qv, the bucket-flow bound of
 a fact row, and max-flow with strongly connected components per bucket (exact for the
-data rows of one release). This is what ``P(Breast Cancer | male) = 0`` does on Figure 1:
-the women of buckets 1 and 2 are then fixed to Breast Cancer with value exactly 1.
+data rows of one release); for pooled releases, flows per group and per value across
+each pair of releases (:mod:`.flows`). This is what ``P(Breast Cancer | male) = 0`` does
+on Figure 1: the women of buckets 1 and 2 are then fixed to Breast Cancer with value
+exactly 1.
 
 :class:`FixForcedCells` applies them to a :class:`~.problem.MaxEntProblem` and returns a
 :class:`Reduced` problem on the free cells (fixed values moved to the right sides);
@@ -21,6 +23,7 @@ the women of buckets 1 and 2 are then fixed to Breast Cancer with value exactly 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -28,6 +31,7 @@ import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
 from . import tolerances as tl
+from .flows import PooledRows, pooled_flow_zeros
 from .problem import MaxEntProblem
 from .tight import rect_tight as _rect_tight
 from .tight import tight_rows as _tight_rows
@@ -140,9 +144,13 @@ class FixForcedCells:
         # one release: the bucket flows decide the data rows exactly, so the tight rule
         # only looks at the facts (and their sums)
         n_data = sum(a.shape[0] for a, _ in blocks)
+        pooled = PooledRows.of(s)
+        # pooled releases: the flows decide what the tight rule would on the data rows
+        exact = rect is not None or pooled is not None
         return presolve_cells(
-            E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if rect is not None else 0
-        )
+            E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if exact else 0,
+            flows=None if pooled is None else partial(pooled_flow_zeros, pooled),
+        )  # fmt: skip
 
 
 def _group_sums(p: MaxEntProblem, start: int, grp: np.ndarray):
@@ -222,6 +230,7 @@ def presolve_cells(
     class_n: np.ndarray | None = None,
     rect=None,
     tight_from: int = 0,
+    flows=None,
 ) -> np.ndarray:
     """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free.
 
@@ -229,7 +238,9 @@ def presolve_cells(
     with nonnegative coefficients can reach at most ``sum_c R_c max_{j in c} a_j`` (R_c the
     class total still free); when its target equals that bound, every free cell of those
     classes whose coefficient is below its class's maximum is 0 (``P(s | q) = 1`` or
-    ``>= 1`` puts everyone with q on s).
+    ``>= 1`` puts everyone with q on s). ``flows(fixed)`` (pooled releases, see
+    :func:`.flows.pooled_flow_zeros`) fixes more cells in place when the other rules stop;
+    it returns None when it cannot run, and the tight rule then also takes the data rows.
     """
     fixed = np.full(n, np.nan)
     E_t, e_t = sp.csr_array(E[tight_from:]), e[tight_from:]  # rows for the tight rule
@@ -274,6 +285,11 @@ def presolve_cells(
         if rect is not None and not changed:
             # exact for the data rows: cells no feasible flow of a bucket can use
             changed = _flow_zeros(rect[2], rect[3], fixed, cls, class_n)
+            if changed is None:  # fractional totals: the tight rule on the data rows
+                changed = tight_from > 0 and _tight_rows(E, e, G, g, fixed, cls, class_n)
+        if flows is not None and not changed:
+            # pooled releases: per-group and per-value flows (:mod:`.flows`), exact
+            changed = flows(fixed)
             if changed is None:  # fractional totals: the tight rule on the data rows
                 changed = tight_from > 0 and _tight_rows(E, e, G, g, fixed, cls, class_n)
         if not changed:
