@@ -303,7 +303,8 @@ class _CheapRules:
         self.Ec = sp.csc_array(E)
         m = E.shape[0]
         self.nnz = np.diff(E.indptr)
-        self.row = np.repeat(np.arange(m, dtype=E.indices.dtype), self.nnz)  # row of each entry
+        small = np.int32 if m < 2**31 else np.int64
+        self.row = np.repeat(np.arange(m, dtype=small), self.nnz)  # the row of each entry
         self.neg = np.bincount(self.Ec.indices[self.Ec.data < 0], minlength=m)
         self.free = np.ones(E.shape[1], dtype=bool)
         self.vals = np.zeros(E.shape[1])
