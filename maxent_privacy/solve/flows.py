@@ -153,7 +153,8 @@ class PooledRows:
             return None
         rel = s.group_values["release"].to_numpy()
         A = sp.coo_array(s.sa_matrix)
-        row_of = np.full((int(rel.max()) + 1, s.n_cells), -1)
+        small = np.int32 if A.shape[0] < 2**31 else np.int64  # releases x cells: keep it lean
+        row_of = np.full((int(rel.max()) + 1, s.n_cells), -1, dtype=small)
         row_of[rel[A.row], A.col] = A.row
         return cls(s.cell_class, s.class_n, s.sa_n, rel, row_of)
 

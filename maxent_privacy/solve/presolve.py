@@ -183,7 +183,7 @@ def reduce_to_free(p: MaxEntProblem, fixed: np.ndarray, tol: float) -> Reduced:
     r, has = [], []
     for A, b in p.data_blocks():
         rem = b - A @ x
-        h = np.diff(sp.csr_array(A[:, free_idx]).indptr) > 0
+        h = _has_free(sp.csr_array(A), free)
         if (~h & (np.abs(rem) > tol * np.maximum(1.0, b))).any():
             raise InfeasibleKnowledge("the facts force cell values that the data rule out")
         r.append(rem)
@@ -196,6 +196,17 @@ def reduce_to_free(p: MaxEntProblem, fixed: np.ndarray, tol: float) -> Reduced:
         problem=p, fixed=fixed, free=free_idx, x=x, r=tuple(r), has_free=tuple(has),
         Feq=Feq, feq=feq, Fin=Fin, fin=fin,
     )  # fmt: skip
+
+
+def _has_free(A: sp.csr_array, free: np.ndarray) -> np.ndarray:
+    """Whether each row of ``A`` has an entry on a free cell (no column slicing).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> _has_free(sp.csr_array(np.array([[1.0, 0.0], [0.0, 2.0]])), np.array([False, True]))
+    array([False,  True])
+    """
+    seen = np.concatenate([[0], np.cumsum(free[A.indices])])
+    return seen[A.indptr[1:]] > seen[A.indptr[:-1]]
 
 
 def _on_free(F, f, x, free_idx):
@@ -245,37 +256,13 @@ def presolve_cells(
     fixed = np.full(n, np.nan)
     E_t, e_t = sp.csr_array(E[tight_from:]), e[tight_from:]  # rows for the tight rule
     if zero_rows.shape[0]:
-        fixed[np.unique(zero_rows.indices)] = 0.0
-    E = sp.csr_array(E)
-    scale = np.maximum(1.0, np.abs(e))
+        fixed[zero_rows.indices] = 0.0
+    cheap = _CheapRules(sp.csr_array(E), e)
     for _ in range(tl.PRESOLVE_MAX_ROUNDS):
         free = np.isnan(fixed)
         if not free.any():
             break
-        vals = np.where(free, 0.0, fixed)
-        r = e - E @ vals
-        Ef = E[:, free] if not free.all() else E
-        free_idx = np.flatnonzero(free)
-        Ef = sp.csr_array(Ef)
-        nnz = np.diff(Ef.indptr)
-        neg = np.asarray((Ef < 0).sum(axis=1)).ravel()
-        changed = False
-        # rows with nonnegative coefficients and nothing left to fill: all zero
-        zero = (nnz > 0) & (neg == 0) & (np.abs(r) <= tl.ZERO_RHS * scale)
-        if zero.any():
-            cols = free_idx[np.unique(Ef[zero].indices)]
-            fixed[cols] = 0.0
-            changed = True
-        # rows with a single free cell: its value is determined
-        single = (nnz == 1) & ~zero
-        if single.any():
-            sub = Ef[single]
-            cols = free_idx[sub.indices]
-            value = r[single] / sub.data
-            value = np.where(np.abs(value) <= tl.ZERO_RHS * scale[single], 0.0, value)
-            still = np.isnan(fixed[cols])
-            fixed[cols[still]] = value[still]
-            changed = changed or bool(still.any())
+        changed = cheap.apply(fixed, free)
         if changed:
             continue  # the cheap rules first, until they stop
         if cls is not None:
@@ -286,15 +273,111 @@ def presolve_cells(
             # exact for the data rows: cells no feasible flow of a bucket can use
             changed = _flow_zeros(rect[2], rect[3], fixed, cls, class_n)
             if changed is None:  # fractional totals: the tight rule on the data rows
-                changed = tight_from > 0 and _tight_rows(E, e, G, g, fixed, cls, class_n)
+                changed = tight_from > 0 and _tight_rows(cheap.E, e, G, g, fixed, cls, class_n)
         if flows is not None and not changed:
             # pooled releases: per-group and per-value flows (:mod:`.flows`), exact
             changed = flows(fixed)
             if changed is None:  # fractional totals: the tight rule on the data rows
-                changed = tight_from > 0 and _tight_rows(E, e, G, g, fixed, cls, class_n)
+                changed = tight_from > 0 and _tight_rows(cheap.E, e, G, g, fixed, cls, class_n)
         if not changed:
             break
     return fixed
+
+
+class _CheapRules:
+    """The zero and single-cell rules of :func:`presolve_cells`, at a cost per round
+    proportional to the cells fixed since the last one: per-row counts of free entries
+    and of negative ones, and the remaining right sides ``r = e - E x``, are updated from
+    the newly fixed columns (``E`` kept in CSC as well) instead of re-slicing ``E``. Each
+    ``r`` is recomputed as the whole row's product, so it equals ``e - E @ x`` exactly.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> rules = _CheapRules(sp.csr_array(np.array([[1.0, 1.0], [0.0, 1.0]])), np.array([0.0, 3.0]))
+    >>> fixed = np.full(2, np.nan)
+    >>> rules.apply(fixed, np.isnan(fixed)), fixed.tolist()
+    (True, [0.0, 0.0])
+    """
+
+    def __init__(self, E: sp.csr_array, e: np.ndarray):
+        self.E, self.e = E, e
+        self.Ec = sp.csc_array(E)
+        m = E.shape[0]
+        self.nnz = np.diff(E.indptr)
+        small = np.int32 if m < 2**31 else np.int64
+        self.row = np.repeat(np.arange(m, dtype=small), self.nnz)  # the row of each entry
+        self.neg = np.bincount(self.Ec.indices[self.Ec.data < 0], minlength=m)
+        self.free = np.ones(E.shape[1], dtype=bool)
+        self.vals = np.zeros(E.shape[1])
+        self.r = e - E @ self.vals
+        self.act = np.flatnonzero(self.nnz > 0)
+        self.thr = tl.ZERO_RHS * np.maximum(1.0, np.abs(e))
+
+    def _update(self, fixed: np.ndarray, free: np.ndarray) -> None:
+        """Counts and right sides brought up to ``fixed`` (``free``: where it is NaN)."""
+        m = self.E.shape[0]
+        new = np.flatnonzero(self.free & ~free)
+        if len(new):
+            rows, data = self._entries_of_cols(new)
+            self.nnz = self.nnz - np.bincount(rows, minlength=m)
+            self.neg = self.neg - np.bincount(rows[data < 0], minlength=m)
+        vals = np.where(free, 0.0, fixed)
+        moved = np.flatnonzero(vals != self.vals)
+        if len(moved):
+            dirty = np.zeros(m, dtype=bool)
+            dirty[self._entries_of_cols(moved)[0]] = True
+            dirty = np.flatnonzero(dirty)
+            if 8 * len(dirty) > m:  # many rows: one product (the same sums, row by row)
+                self.r = self.e - self.E @ vals
+            else:
+                self.r[dirty] = self.e[dirty] - self.E[dirty] @ vals
+        self.free, self.vals = free, vals
+
+    def _entries_of_cols(self, cols: np.ndarray):
+        """Row and coefficient of every entry of the columns ``cols`` (in any order)."""
+        n = self.E.shape[1]
+        if 8 * len(cols) <= n:
+            sub = self.Ec[:, cols]
+            return sub.indices, sub.data
+        on = np.zeros(n, dtype=bool)
+        on[cols] = True
+        on = np.flatnonzero(on[self.E.indices])  # many columns: a mask beats slicing
+        return self.row[on], self.E.data[on]
+
+    def _entries_of_rows(self, rows: np.ndarray):
+        """Column and coefficient of every entry of the (sorted) ``rows``, row by row."""
+        m = self.E.shape[0]
+        if 8 * len(rows) <= m:
+            sub = self.E[rows]
+            return sub.indices, sub.data
+        on = np.zeros(m, dtype=bool)
+        on[rows] = True
+        on = np.flatnonzero(on[self.row])
+        return self.E.indices[on], self.E.data[on]
+
+    def apply(self, fixed: np.ndarray, free: np.ndarray) -> bool:
+        """One round of both rules on ``fixed`` (in place); True when it fixed a cell."""
+        self._update(fixed, free)
+        act = self.act = self.act[self.nnz[self.act] > 0]  # rows with a free cell
+        r = self.r[act]
+        changed = False
+        # rows with nonnegative coefficients and nothing left to fill: all zero
+        is_zero = (self.neg[act] == 0) & (np.abs(r) <= self.thr[act])
+        if is_zero.any():
+            cols = self._entries_of_rows(act[is_zero])[0]
+            fixed[cols[free[cols]]] = 0.0
+            changed = True
+        # rows with a single free cell: its value is determined
+        single = (self.nnz[act] == 1) & ~is_zero
+        if single.any():
+            cols, data = self._entries_of_rows(act[single])
+            on = free[cols]
+            cols, data = cols[on], data[on]
+            value = r[single] / data
+            value = np.where(np.abs(value) <= self.thr[act[single]], 0.0, value)
+            still = np.isnan(fixed[cols])
+            fixed[cols[still]] = value[still]
+            changed = changed or bool(still.any())
+        return changed
 
 
 def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool | None:
