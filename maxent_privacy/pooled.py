@@ -499,6 +499,13 @@ def _build_placed(rels, split, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa
     cells["kind"] = "z"
 
     classes["person"] = person_col
+    return _z_structure(rels, persons, codes, classes, cells, counts, A_sa, bucket_key)
+
+
+def _z_structure(rels, persons, codes, classes, cells, counts, A_sa, bucket_key) -> Structure:
+    """The structure of pooled releases whose cells are all value (z) cells: no link rows,
+    no placements."""
+    qi, n_cells = list(rels[0].qi), len(cells)
     return _structure(
         rels,
         persons=persons[["pid"] + qi],
@@ -849,7 +856,7 @@ def _placed_structure(
 ) -> Structure:
     """The structure of pooled releases whose people are all placed (z cells only)."""
     qi, sa = list(rels[0].qi), rels[0].sa
-    n_cls, n_cells = len(first), len(c_arr)
+    n_cls = len(first)
     cls_n = np.bincount(codes, minlength=n_cls)
     cls_split = split_of[first]
     classes = persons[qi].iloc[first].reset_index(drop=True)
@@ -869,16 +876,4 @@ def _placed_structure(
         },
         copy=False,
     )
-    return _structure(
-        rels,
-        persons=persons[["pid"] + qi],
-        person_class=pd.Series(codes, index=persons["pid"].to_numpy()),
-        classes=classes,
-        cells=cells,
-        counts=counts,
-        A_sa=A_sa,
-        A_link=sp.csr_array((0, n_cells)),
-        bucket_key=bucket_key,
-        sa_has_y=np.zeros(len(counts), dtype=bool),
-        ref=np.full(n_cells, -1),
-    )
+    return _z_structure(rels, persons, codes, classes, cells, counts, A_sa, bucket_key)
