@@ -105,3 +105,61 @@ def test_newton_without_the_pattern_gives_the_same_answer(monkeypatch):
     np.testing.assert_allclose(without.x, with_pattern.x, rtol=0, atol=1e-12)
     reference = model.solve(solver="CLARABEL")
     np.testing.assert_allclose(with_pattern.x, reference.x, rtol=0, atol=1e-6)
+
+
+def test_pcg_step_with_an_earlier_factor(monkeypatch):
+    """With a factor of an earlier H (same pattern) in the state, the step is taken by
+    conjugate gradients to the relative accuracy asked for, and is a descent direction."""
+    from maxent_privacy.solve import hessian as hessian_module
+
+    monkeypatch.setattr(hessian_module, "_pcg_budget", lambda *a: 50)  # tiny H: PCG even so
+    A, x, cls, R = _instance(3, rows=30, cells=120, classes=20)
+    gram = Gram.of(A, cls, R)
+    state = {}
+    g = np.random.default_rng(0).random(A.shape[0])
+    exact0 = solve_upper(gram.fill(x), g, state)  # factors H(x)
+    np.testing.assert_allclose(_dense_reference(A, x, cls, R) @ exact0, g, atol=1e-8)
+    x1 = x * np.exp(0.2 * np.random.default_rng(1).standard_normal(len(x)))
+    R1 = np.bincount(cls, weights=x1, minlength=len(R))
+    gram1 = Gram.of(A, cls, R1)
+    H1 = _dense_reference(A, x1, cls, R1)
+    d = solve_upper(gram1.fill(x1), g, state, rtol=1e-3)
+    err = np.linalg.norm(H1 @ d - g) / np.linalg.norm(g)
+    assert err <= 1e-3 and float(g @ d) > 0
+    assert err > 1e-12  # an inexact step: PCG, not a new factorization
+    # without an earlier factor (or with rtol = 0), an exact solve
+    d0 = solve_upper(gram1.fill(x1), g, {}, rtol=1e-3)
+    assert np.linalg.norm(H1 @ d0 - g) / np.linalg.norm(g) <= 1e-10
+
+
+@pytest.mark.parametrize("seed", [100, 103])
+def test_newton_with_pcg_steps_gives_the_same_answer(monkeypatch, seed):
+    """Inexact Newton (PCG with the last factor) and exact Newton reach the same answer
+    on random two- and three-release instances, each with its certificate."""
+    import sys
+    from pathlib import Path
+
+    from maxent_privacy import MaxEntModel
+    from maxent_privacy.solve import hessian as hessian_module
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from random_instances import instance
+
+    model = MaxEntModel(instance(seed, (300, 600))[0])
+    monkeypatch.setattr(hessian_module, "_pcg_budget", lambda *a: 0)  # always refactor
+    exact = model.solve(solver="maxent")
+    monkeypatch.setattr(hessian_module, "_pcg_budget", lambda *a: 50)  # PCG after a factor
+    calls = []
+    original = hessian_module._pcg
+
+    def counted(*args):
+        out = original(*args)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(hessian_module, "_pcg", counted)
+    inexact = model.solve(solver="maxent")
+    assert any(calls)  # some steps were taken by PCG
+    for result in (exact, inexact):
+        assert result.certificate.data_residual <= 1e-9 and abs(result.certificate.gap) <= 1e-9
+    np.testing.assert_allclose(inexact.x, exact.x, rtol=0, atol=1e-7)

@@ -9,6 +9,9 @@ triangle's pattern once and refills it at every Newton step from x with two weig
 used when the pattern would hold too many products. :func:`solve_upper` factors H by
 LDL' (:mod:`qdldl`, AMD order: rows coupled with many others, such as facts over whole
 populations, are eliminated last) and reuses the symbolic factorization across steps.
+Where a factorization is expensive (the random pairing of buckets across two releases
+fills the factor), later steps are inexact Newton steps by conjugate gradients
+preconditioned by the last factor; H is factored again only when they stall.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> A = sp.csr_array(np.array([[1.0, 0, 1, 0], [0, 1.0, 0, 1]]))
@@ -27,6 +30,7 @@ import warnings
 import numpy as np
 import qdldl
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 __all__ = ["Gram", "hessian", "hessian_of", "solve_newton", "solve_upper"]
 
@@ -35,6 +39,11 @@ __all__ = ["Gram", "hessian", "hessian_of", "solve_newton", "solve_upper"]
 GRAM_MAX_PAIRS = 8_000_000
 #: ridges tried, relative to the largest diagonal entry, when H is singular
 RIDGES = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
+#: conjugate gradients preconditioned by the last factorization are tried before H is
+#: factored again only when a refactorization costs at least this many of their
+#: iterations (one iteration: a triangular solve pair and a product with H; a small
+#: fraction of a refactorization once the factor has filled), see ``_pcg_budget``
+PCG_MIN_ITER = 12
 
 
 def _inv(R: np.ndarray) -> np.ndarray:
@@ -187,9 +196,14 @@ def solve_newton(H, g, state=None):
     return solve_upper(sp.triu(H, format="csc"), g, state)
 
 
-def solve_upper(U, g, state=None):
+def solve_upper(U, g, state=None, rtol: float = 0.0):
     """Solve ``H d = g``, H symmetric positive (semi)definite given by its upper triangle
     ``U`` (csc); a small ridge when H is singular (a row implied by the others).
+
+    With ``rtol`` > 0 (an inexact Newton step: ``|H d - g| <= rtol |g|``) and a
+    factorization of an earlier step's H in ``state``, conjugate gradients preconditioned
+    by that factorization are tried first (:func:`_pcg`); H is factored again only when
+    they do not get there in half a refactorization's work (:func:`_pcg_budget`).
 
     A singular H means a fact (or data row) is implied by the rest on the free cells;
     the system stays consistent and any solution moves x the same way, so the ridge only
@@ -209,7 +223,7 @@ def solve_upper(U, g, state=None):
         keep = np.flatnonzero(diag > 0)
         d = np.zeros(n)
         if len(keep):
-            sub = solve_upper(sp.csc_array(U[keep][:, keep]), g[keep], state)
+            sub = solve_upper(sp.csc_array(U[keep][:, keep]), g[keep], state, rtol)
             if sub is None:
                 return None
             d[keep] = sub
@@ -219,6 +233,10 @@ def solve_upper(U, g, state=None):
     gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
     U = sp.csc_array(U)
     U.sort_indices()
+    if rtol > 0:  # (a singular H's system is consistent: CG still gets there)
+        d = _pcg(U, diag, g, state, rtol)
+        if d is not None:
+            return d
     on_diag = U.indptr[1:] - 1  # sorted upper triangle, diagonal present: last of each column
     for k in range(state.get("ridge", 0), len(RIDGES)):
         ridge = RIDGES[k] * diag_max
@@ -242,16 +260,58 @@ def solve_upper(U, g, state=None):
     return None
 
 
+def _pcg(U, diag, g, state: dict, rtol: float):
+    """``H d = g`` by conjugate gradients preconditioned by the factorization kept in
+    ``state`` (an earlier Newton step's H, same pattern); None when there is none or the
+    relative residual ``rtol`` is not reached in the budget of iterations. Each
+    iterate is a descent direction (``g'd > 0``), so the line search accepts any."""
+    old = state.get("ldl")
+    if old is None or not (np.array_equal(old[1], U.indptr) and np.array_equal(old[2], U.indices)):
+        return None
+    n = U.shape[0]
+    UT = sp.csr_array((U.data, U.indices, U.indptr), shape=(n, n))  # U' as csr
+    H = spla.LinearOperator((n, n), matvec=lambda v: U @ v + UT @ v - diag * v, dtype=float)
+    M = spla.LinearOperator((n, n), matvec=old[0].solve, dtype=float)
+    maxiter = state.get("pcg_iter", 0)
+    if maxiter < PCG_MIN_ITER:
+        return None  # a refactorization is cheaper
+    d, info = spla.cg(H, g, rtol=rtol, atol=0.0, maxiter=maxiter, M=M)
+    if info != 0 or not np.all(np.isfinite(d)) or not float(g @ d) > 0:
+        return None
+    return d
+
+
 def _ldl(U, state: dict, shift: float):
     """The LDL' factorization of the symmetric matrix whose upper triangle is ``U``
     (csc, sorted, diagonal present); refilled (no new ordering) when ``state`` holds one
-    of the same pattern. A new pattern is ordered and analysed on ``U + shift I``
-    (positive definite for ``shift`` >= the largest diagonal entry), so that the analysis
-    is kept even when U itself cannot be factored (a singular H: the caller's ridge)."""
+    of the same pattern. A new pattern is ordered, analysed and factored on U; when U
+    cannot be factored (a singular H: the caller's ridge), the analysis is made on
+    ``U + shift I`` (positive definite for ``shift`` >= the largest diagonal entry) and
+    kept. A new pattern also sets the conjugate-gradient budget (:func:`_pcg_budget`)."""
     old = state.get("ldl")
-    if old is None or not (np.array_equal(old[1], U.indptr) and np.array_equal(old[2], U.indices)):
+    if old is not None and np.array_equal(old[1], U.indptr) and np.array_equal(old[2], U.indices):
+        old[0].update(U, upper=True)
+        return old[0]
+    try:
+        solver = qdldl.Solver(U, upper=True)
+    except Exception:
         safe = sp.csc_array((U.data.copy(), U.indices, U.indptr), shape=U.shape)
         safe.data[U.indptr[1:] - 1] += shift
-        state["ldl"] = old = (qdldl.Solver(safe, upper=True), U.indptr, U.indices)
-    old[0].update(U, upper=True)
-    return old[0]
+        solver = qdldl.Solver(safe, upper=True)
+        state["ldl"] = (solver, U.indptr, U.indices)
+        state["pcg_iter"] = _pcg_budget(solver, U)
+        solver.update(U, upper=True)
+        return solver
+    state["ldl"] = (solver, U.indptr, U.indices)
+    state["pcg_iter"] = _pcg_budget(solver, U)
+    return solver
+
+
+def _pcg_budget(solver, U) -> int:
+    """Conjugate-gradient iterations worth half a refactorization: the factorization's
+    multiply-adds (the sum of L's squared column counts) against an iteration's (two
+    triangular solves and a product with H), at most 200."""
+    L = solver.factors()[0]
+    cc = np.diff(sp.csc_array(L).indptr).astype(float)
+    per_iter = 4.0 * (L.nnz + U.nnz) + 10.0 * U.shape[0]
+    return int(min(0.5 * float((cc * cc).sum()) / per_iter, 200))

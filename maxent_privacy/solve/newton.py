@@ -519,7 +519,9 @@ def _newton_eq(
             )
         if deadline is not None and time.perf_counter() > deadline:
             break
-        d = solve_upper(hess.fill(x), r, ridge_state)
+        # inexact Newton (Eisenstat-Walker): a relative accuracy that tightens with the
+        # residual keeps the convergence superlinear
+        d = solve_upper(hess.fill(x), r, ridge_state, rtol=min(0.1, res**0.5))
         if d is None:
             if verbose:
                 print("newton: the Hessian could not be factored")
