@@ -163,3 +163,24 @@ def test_newton_with_pcg_steps_gives_the_same_answer(monkeypatch, seed):
     for result in (exact, inexact):
         assert result.certificate.data_residual <= 1e-9 and abs(result.certificate.gap) <= 1e-9
     np.testing.assert_allclose(inexact.x, exact.x, rtol=0, atol=1e-7)
+
+
+def test_pcg_on_a_singular_system_falls_back_to_a_factorization(monkeypatch):
+    """A singular H is factored with a tiny pivot (or a ridge); conjugate gradients with
+    that factor may fail on a later H: the step is then solved by a new factorization,
+    and is a solution either way."""
+    from maxent_privacy.solve import hessian as hessian_module
+
+    monkeypatch.setattr(hessian_module, "_pcg_budget", lambda *a: 50)
+    B = np.array([[2.0, 1.0, 0.0, 1.0], [1.0, 3.0, 1.0, 0.0], [0.0, 1.0, 1.0, 2.0]])
+    C = np.vstack([B, B[0] + B[1]])  # row 3 = row 0 + row 1
+    state = {}
+    H0 = C @ np.diag([1.0, 2.0, 1.0, 3.0]) @ C.T
+    solve_upper(sp.csc_array(np.triu(H0)), H0 @ np.ones(4), state)
+    assert np.linalg.matrix_rank(H0) == 3 and "ldl" in state
+    for scale in ([1.0, 1.0, 1.0, 1.0], [0.5, 4.0, 2.0, 1.0]):
+        H1 = C @ np.diag(scale) @ C.T
+        g = H1 @ np.array([1.0, -2.0, 0.5, 0.0])
+        d = solve_upper(sp.csc_array(np.triu(H1)), g, state, rtol=1e-10)
+        assert d is not None and float(g @ d) > 0
+        np.testing.assert_allclose(H1 @ d, g, atol=1e-7)

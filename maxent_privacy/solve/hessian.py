@@ -44,6 +44,8 @@ RIDGES = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
 #: iterations (one iteration: a triangular solve pair and a product with H; a small
 #: fraction of a refactorization once the factor has filled), see ``_pcg_budget``
 PCG_MIN_ITER = 12
+#: conjugate gradients are abandoned once ``|H d - g|`` exceeds this multiple of ``|g|``
+PCG_DIVERGED = 10.0
 
 
 def _inv(R: np.ndarray) -> np.ndarray:
@@ -247,7 +249,7 @@ def solve_upper(U, g, state=None, rtol: float = 0.0):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             try:
-                d = _ldl(Ur, state, diag_max).solve(g)
+                d = _ldl(Ur, state).solve(g)
             except Exception:
                 continue
         if not np.all(np.isfinite(d)):
@@ -275,33 +277,37 @@ def _pcg(U, diag, g, state: dict, rtol: float):
     maxiter = state.get("pcg_iter", 0)
     if maxiter < PCG_MIN_ITER:
         return None  # a refactorization is cheaper
-    d, info = spla.cg(H, g, rtol=rtol, atol=0.0, maxiter=maxiter, M=M)
+    gnorm = float(np.linalg.norm(g))
+
+    def diverged(d):  # a tiny pivot (singular H) can blow up the iterates: stop early
+        if np.linalg.norm(H.matvec(d) - g) > PCG_DIVERGED * gnorm:
+            raise _Diverged
+
+    try:
+        d, info = spla.cg(H, g, rtol=rtol, atol=0.0, maxiter=maxiter, M=M, callback=diverged)
+    except _Diverged:
+        return None
     if info != 0 or not np.all(np.isfinite(d)) or not float(g @ d) > 0:
         return None
     return d
 
 
-def _ldl(U, state: dict, shift: float):
+class _Diverged(Exception):
+    """Conjugate gradients left the right side far behind (see :func:`_pcg`)."""
+
+
+def _ldl(U, state: dict):
     """The LDL' factorization of the symmetric matrix whose upper triangle is ``U``
     (csc, sorted, diagonal present); refilled (no new ordering) when ``state`` holds one
-    of the same pattern. A new pattern is ordered, analysed and factored on U; when U
-    cannot be factored (a singular H: the caller's ridge), the analysis is made on
-    ``U + shift I`` (positive definite for ``shift`` >= the largest diagonal entry) and
-    kept. A new pattern also sets the conjugate-gradient budget (:func:`_pcg_budget`)."""
+    of the same pattern, else ordered, analysed and factored, and kept with its
+    conjugate-gradient budget (:func:`_pcg_budget`). Raises when U cannot be factored (a
+    singular H: the caller tries the next ridge; a failed first analysis is not kept, so
+    no factorization is spent on a matrix that is not used)."""
     old = state.get("ldl")
     if old is not None and np.array_equal(old[1], U.indptr) and np.array_equal(old[2], U.indices):
         old[0].update(U, upper=True)
         return old[0]
-    try:
-        solver = qdldl.Solver(U, upper=True)
-    except Exception:
-        safe = sp.csc_array((U.data.copy(), U.indices, U.indptr), shape=U.shape)
-        safe.data[U.indptr[1:] - 1] += shift
-        solver = qdldl.Solver(safe, upper=True)
-        state["ldl"] = (solver, U.indptr, U.indices)
-        state["pcg_iter"] = _pcg_budget(solver, U)
-        solver.update(U, upper=True)
-        return solver
+    solver = qdldl.Solver(U, upper=True)
     state["ldl"] = (solver, U.indptr, U.indices)
     state["pcg_iter"] = _pcg_budget(solver, U)
     return solver

@@ -88,6 +88,8 @@ class DropImpliedRows:
 
     def _rank_complex(self, red: Reduced, keep: list, complex_cells: np.ndarray) -> np.ndarray:
         """QR on each small connected piece that holds a complex cell; its cells."""
+        if complex_cells.all() and not self.qr:
+            return complex_cells  # every piece holds a complex cell: no search needed
         p = red.problem
         A_data = sp.csr_array(sp.vstack([a for a, _ in p.data_blocks()], format="csr")[:, red.free])
         lab = cell_components([A_data], red.n_free)
