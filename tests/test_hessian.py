@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from maxent_privacy.solve.hessian import Gram, _unique_inverse, hessian, solve_upper
+from maxent_privacy.solve.hessian import Gram, _unique_inverse, block_jacobi, hessian, solve_upper
 
 
 def _dense_reference(A, x, cls, R):
@@ -184,3 +184,54 @@ def test_pcg_on_a_singular_system_falls_back_to_a_factorization(monkeypatch):
         d = solve_upper(sp.csc_array(np.triu(H1)), g, state, rtol=1e-10)
         assert d is not None and float(g @ d) > 0
         np.testing.assert_allclose(H1 @ d, g, atol=1e-7)
+
+
+def test_block_jacobi_is_the_inverse_of_the_diagonal_blocks():
+    A, x, cls, R = _instance(4, rows=30, cells=120, classes=20)
+    H = _dense_reference(A, x, cls, R)
+    blocks = np.random.default_rng(0).integers(0, 7, A.shape[0])
+    M = block_jacobi(sp.csc_array(np.triu(H)), blocks).toarray()
+    for b in np.unique(blocks):
+        idx = np.flatnonzero(blocks == b)
+        np.testing.assert_allclose(
+            M[np.ix_(idx, idx)], np.linalg.pinv(H[np.ix_(idx, idx)]), atol=1e-8
+        )
+        other = np.flatnonzero(blocks != b)
+        assert not M[np.ix_(idx, other)].any()
+    assert block_jacobi(sp.csc_array(np.triu(H)), np.zeros(A.shape[0], dtype=int)) is not None
+    big = np.zeros(80, dtype=int)  # one block of 80 rows > BJ_MAX_BLOCK: declined
+    assert block_jacobi(sp.csc_array(np.eye(80)), big) is None
+
+
+@pytest.mark.parametrize("seed", [100, 103])
+def test_newton_with_block_jacobi_steps_gives_the_same_answer(monkeypatch, seed):
+    """Newton steps by block-Jacobi conjugate gradients (blocks: the buckets' Relation
+    rows) reach the answer of exact steps, with the certificate."""
+    import sys
+    from pathlib import Path
+
+    from maxent_privacy import MaxEntModel
+    from maxent_privacy.solve import hessian as hessian_module
+    from maxent_privacy.solve import newton as newton_module
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from random_instances import instance
+
+    model = MaxEntModel(instance(seed, (300, 600))[0])
+    monkeypatch.setattr(hessian_module, "_pcg_budget", lambda *a: 0)  # exact steps
+    exact = model.solve(solver="maxent")
+    monkeypatch.setattr(newton_module, "BJ_MIN_ROWS", 0)  # block-Jacobi on every size
+    calls = []
+    original = hessian_module._block_pcg
+
+    def counted(*args):
+        out = original(*args)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(hessian_module, "_block_pcg", counted)
+    inexact = model.solve(solver="maxent")
+    assert sum(calls) >= 3  # the steps were taken by block-Jacobi CG
+    for result in (exact, inexact):
+        assert result.certificate.data_residual <= 1e-9 and abs(result.certificate.gap) <= 1e-9
+    np.testing.assert_allclose(inexact.x, exact.x, rtol=0, atol=1e-7)

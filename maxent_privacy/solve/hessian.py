@@ -10,8 +10,10 @@ used when the pattern would hold too many products. :func:`solve_upper` factors 
 LDL' (:mod:`qdldl`, AMD order: rows coupled with many others, such as facts over whole
 populations, are eliminated last) and reuses the symbolic factorization across steps.
 Where a factorization is expensive (the random pairing of buckets across two releases
-fills the factor), later steps are inexact Newton steps by conjugate gradients
-preconditioned by the last factor; H is factored again only when they stall.
+fills the factor), steps are inexact Newton steps by conjugate gradients: preconditioned
+by the inverse of H's diagonal blocks, one per bucket (:func:`block_jacobi`; buckets of
+different releases couple weakly), or else by the last factor; H is factored (again) only
+when they stall.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> A = sp.csr_array(np.array([[1.0, 0, 1, 0], [0, 1.0, 0, 1]]))
@@ -46,6 +48,16 @@ RIDGES = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
 PCG_MIN_ITER = 12
 #: conjugate gradients are abandoned once ``|H d - g|`` exceeds this multiple of ``|g|``
 PCG_DIVERGED = 10.0
+#: block-Jacobi conjugate gradients (a block: the rows of one bucket, see
+#: :func:`block_jacobi`) get this many iterations before H is factored instead
+BJ_MAX_ITER = 100
+#: blocks larger than this are not inverted densely: no block-Jacobi step
+BJ_MAX_BLOCK = 64
+#: block-Jacobi steps are tried only when a connected component has at least this many
+#: rows: below, the sparse factorization costs less than the iterations (on the random
+#: two-release instances of ``benchmarks/solvers.py --random``, a factor of a component
+#: of ~2,000 rows takes under a millisecond to a few; of ~4,000 rows, 30-110 ms)
+BJ_MIN_ROWS = 2500
 
 
 def _inv(R: np.ndarray) -> np.ndarray:
@@ -198,7 +210,7 @@ def solve_newton(H, g, state=None):
     return solve_upper(sp.triu(H, format="csc"), g, state)
 
 
-def solve_upper(U, g, state=None, rtol: float = 0.0):
+def solve_upper(U, g, state=None, rtol: float = 0.0, blocks=None):
     """Solve ``H d = g``, H symmetric positive (semi)definite given by its upper triangle
     ``U`` (csc); a small ridge when H is singular (a row implied by the others).
 
@@ -206,6 +218,11 @@ def solve_upper(U, g, state=None, rtol: float = 0.0):
     factorization of an earlier step's H in ``state``, conjugate gradients preconditioned
     by that factorization are tried first (:func:`_pcg`); H is factored again only when
     they do not get there in half a refactorization's work (:func:`_pcg_budget`).
+    With ``blocks`` (a label per row: the rows of one bucket share one), conjugate
+    gradients preconditioned by the inverse of H's diagonal blocks come first
+    (:func:`block_jacobi`): across releases the buckets couple weakly, so a few dozen
+    iterations reach ``rtol`` with no factorization at all; once they fail, the rest of
+    the solve factors H (``state`` remembers).
 
     A singular H means a fact (or data row) is implied by the rest on the free cells;
     the system stays consistent and any solution moves x the same way, so the ridge only
@@ -225,7 +242,8 @@ def solve_upper(U, g, state=None, rtol: float = 0.0):
         keep = np.flatnonzero(diag > 0)
         d = np.zeros(n)
         if len(keep):
-            sub = solve_upper(sp.csc_array(U[keep][:, keep]), g[keep], state, rtol)
+            sub_blocks = None if blocks is None else np.asarray(blocks)[keep]
+            sub = solve_upper(sp.csc_array(U[keep][:, keep]), g[keep], state, rtol, sub_blocks)
             if sub is None:
                 return None
             d[keep] = sub
@@ -235,6 +253,11 @@ def solve_upper(U, g, state=None, rtol: float = 0.0):
     gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
     U = sp.csc_array(U)
     U.sort_indices()
+    if rtol > 0 and blocks is not None and state.get("block_jacobi", True):
+        d = _block_pcg(U, diag, g, blocks, rtol, state)
+        if d is not None:
+            return d
+        state["block_jacobi"] = False  # the blocks do not precondition this H well
     if rtol > 0:  # (a singular H's system is consistent: CG still gets there)
         d = _pcg(U, diag, g, state, rtol)
         if d is not None:
@@ -262,21 +285,17 @@ def solve_upper(U, g, state=None, rtol: float = 0.0):
     return None
 
 
-def _pcg(U, diag, g, state: dict, rtol: float):
-    """``H d = g`` by conjugate gradients preconditioned by the factorization kept in
-    ``state`` (an earlier Newton step's H, same pattern); None when there is none or the
-    relative residual ``rtol`` is not reached in the budget of iterations. Each
-    iterate is a descent direction (``g'd > 0``), so the line search accepts any."""
-    old = state.get("ldl")
-    if old is None or not (np.array_equal(old[1], U.indptr) and np.array_equal(old[2], U.indices)):
-        return None
+def _operator(U, diag) -> spla.LinearOperator:
+    """H (symmetric) as an operator, from its upper triangle ``U`` (csc)."""
     n = U.shape[0]
     UT = sp.csr_array((U.data, U.indices, U.indptr), shape=(n, n))  # U' as csr
-    H = spla.LinearOperator((n, n), matvec=lambda v: U @ v + UT @ v - diag * v, dtype=float)
-    M = spla.LinearOperator((n, n), matvec=old[0].solve, dtype=float)
-    maxiter = state.get("pcg_iter", 0)
-    if maxiter < PCG_MIN_ITER:
-        return None  # a refactorization is cheaper
+    return spla.LinearOperator((n, n), matvec=lambda v: U @ v + UT @ v - diag * v, dtype=float)
+
+
+def _cg(H, g, M, rtol: float, maxiter: int) -> np.ndarray | None:
+    """Preconditioned conjugate gradients for ``H d = g`` to ``|H d - g| <= rtol |g|``;
+    None when they do not get there in ``maxiter`` iterations or diverge. Each iterate
+    is a descent direction (``g'd > 0``), so the line search accepts any."""
     gnorm = float(np.linalg.norm(g))
 
     def diverged(d):  # a tiny pivot (singular H) can blow up the iterates: stop early
@@ -293,7 +312,109 @@ def _pcg(U, diag, g, state: dict, rtol: float):
 
 
 class _Diverged(Exception):
-    """Conjugate gradients left the right side far behind (see :func:`_pcg`)."""
+    """Conjugate gradients left the right side far behind (see :func:`_cg`)."""
+
+
+def _pcg(U, diag, g, state: dict, rtol: float):
+    """``H d = g`` by conjugate gradients preconditioned by the factorization kept in
+    ``state`` (an earlier Newton step's H, same pattern); None when there is none, when
+    a refactorization is cheaper, or when the relative residual ``rtol`` is not reached
+    in the budget of iterations."""
+    old = state.get("ldl")
+    if old is None or not (np.array_equal(old[1], U.indptr) and np.array_equal(old[2], U.indices)):
+        return None
+    maxiter = state.get("pcg_iter", 0)
+    if maxiter < PCG_MIN_ITER:
+        return None  # a refactorization is cheaper
+    M = spla.LinearOperator(U.shape, matvec=old[0].solve, dtype=float)
+    return _cg(_operator(U, diag), g, M, rtol, maxiter)
+
+
+def _block_pcg(U, diag, g, blocks, rtol: float, state: dict):
+    """``H d = g`` by conjugate gradients preconditioned by :func:`block_jacobi` (its
+    structure kept in ``state`` across steps with the same pattern); None when the blocks
+    are too large or ``rtol`` is not reached in :data:`BJ_MAX_ITER` iterations."""
+    bj = state.get("bj")
+    if bj is None or not bj.fits(U):
+        bj = state["bj"] = _BlockJacobi.of(U, blocks)
+    if bj.M is None:
+        return None
+    return _cg(_operator(U, diag), g, bj.inverse(U), rtol, BJ_MAX_ITER)
+
+
+def block_jacobi(U, blocks) -> sp.csr_array | None:
+    """The (pseudo-)inverse of the diagonal blocks of H (upper triangle ``U``, csc): rows
+    with the same label in ``blocks`` form a block; None when one has more than
+    :data:`BJ_MAX_BLOCK` rows.
+
+    >>> H = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 4.0]])
+    >>> M = block_jacobi(sp.csc_array(np.triu(H)), np.array([0, 0, 1]))
+    >>> np.round(M.toarray(), 4).tolist()
+    [[0.6667, -0.3333, 0.0], [-0.3333, 0.6667, 0.0], [0.0, 0.0, 0.25]]
+    """
+    bj = _BlockJacobi.of(U, blocks)
+    return None if bj.M is None else bj.inverse(U)
+
+
+class _BlockJacobi:
+    """Where each entry of U goes in the dense diagonal blocks (one batch per block size)
+    and where each block entry goes in the sparse inverse; :meth:`inverse` refills them."""
+
+    def __init__(self, indptr, indices, batches, M, perm):
+        self.indptr, self.indices = indptr, indices  # U's pattern
+        self.batches = batches  # per size k: (k, number of blocks, U entries, flat, flat')
+        self.M, self.perm = M, perm  # the inverse's pattern; its data from the batches
+
+    def fits(self, U) -> bool:
+        return np.array_equal(self.indptr, U.indptr) and np.array_equal(self.indices, U.indices)
+
+    @classmethod
+    def of(cls, U, blocks) -> _BlockJacobi:
+        n = U.shape[0]
+        _, lab = np.unique(np.asarray(blocks), return_inverse=True)
+        lab = lab.ravel()
+        size = np.bincount(lab, minlength=1)
+        if size.max(initial=0) > BJ_MAX_BLOCK:
+            return cls(U.indptr, U.indices, [], None, None)
+        order = np.argsort(lab, kind="stable")
+        start = np.cumsum(size) - size
+        pos = np.empty(n, dtype=np.int64)
+        pos[order] = np.arange(n) - np.repeat(start, size)
+        col = np.repeat(np.arange(n), np.diff(U.indptr))  # csc: the column of each entry
+        row = U.indices
+        entry = np.flatnonzero(lab[row] == lab[col])
+        r, c = row[entry], col[entry]
+        batches, rows, cols = [], [], []
+        for k in np.unique(size):
+            ids = np.flatnonzero(size == k)
+            at = np.full(len(size), -1)
+            at[ids] = np.arange(len(ids))
+            on = at[lab[r]] >= 0
+            base = at[lab[r[on]]] * k * k
+            flat, flat_t = base + pos[r[on]] * k + pos[c[on]], base + pos[c[on]] * k + pos[r[on]]
+            batches.append((int(k), len(ids), entry[on], flat, flat_t))
+            member = order[start[ids][:, None] + np.arange(k)[None, :]]
+            rows.append(np.repeat(member, k, axis=1).ravel())
+            cols.append(np.tile(member, (1, k)).ravel())
+        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        M = sp.csr_array((np.arange(len(rows), dtype=float), (rows, cols)), shape=(n, n))
+        return cls(U.indptr, U.indices, batches, M, M.data.astype(np.int64))
+
+    def inverse(self, U) -> sp.csr_array:
+        """The block inverse at U's values (eigenvalues below 1e-12 of the block's
+        largest taken as 0: a pseudo-inverse)."""
+        parts = []
+        for k, nb, entry, flat, flat_t in self.batches:
+            B = np.zeros(nb * k * k)
+            B[flat] = U.data[entry]
+            B[flat_t] = U.data[entry]
+            w, V = np.linalg.eigh(B.reshape(nb, k, k))
+            big = w > 1e-12 * np.maximum(w.max(axis=1, keepdims=True), 1e-300)
+            winv = np.where(big, 1.0 / np.where(big, w, 1.0), 0.0)
+            parts.append(np.einsum("bij,bj,bkj->bik", V, winv, V).ravel())
+        M = self.M.copy()
+        M.data = np.concatenate(parts)[self.perm]
+        return M
 
 
 def _ldl(U, state: dict):

@@ -42,7 +42,7 @@ import scipy.sparse as sp
 
 from ..numerics import cell_components, entropy_terms
 from . import tolerances as tl
-from .hessian import hessian_of, solve_newton, solve_upper
+from .hessian import BJ_MIN_ROWS, hessian_of, solve_newton, solve_upper
 
 __all__ = [
     "DualResult",
@@ -179,6 +179,7 @@ def newton_maxent(
     max_rounds: int = 40,
     verbose: bool = False,
     comp=None,
+    row_block=None,
 ) -> DualResult:
     """Maximum entropy of ``x >= 0`` with class totals ``R``, ``O x = b``, ``G x <= h``.
 
@@ -202,9 +203,10 @@ def newton_maxent(
         rhs = np.concatenate([P.b, P.h[active]])
         rc = np.concatenate([P.row_comp, P.ineq_comp[active]])
         start = np.concatenate([lam, mu[active]])
+        blocks = _row_blocks(row_block, int(active.sum()))
         nu_all, x, logW, iters, ok, proved = _newton_eq(
             rows, rhs, start, P.n, P.K, P.logn, rc, P.cls_comp, P.n_comp,
-            tol, max_iter, deadline, verbose, n_signed=int(active.sum()),
+            tol, max_iter, deadline, verbose, n_signed=int(active.sum()), blocks=blocks,
         )  # fmt: skip
         total_iter += iters
         lam = nu_all[: P.O.shape[0]]
@@ -238,6 +240,15 @@ def newton_maxent(
     raise NotConverged(
         f"the active set of the inequality facts did not settle in {max_rounds} rounds"
     )
+
+
+def _row_blocks(row_block, n_active: int) -> np.ndarray | None:
+    """Block labels of O's rows followed by the active inequality rows (one block each)."""
+    if row_block is None:
+        return None
+    _, lab = np.unique(np.asarray(row_block), return_inverse=True)
+    lab = lab.ravel()
+    return np.concatenate([lab, len(lab) + np.arange(n_active)])
 
 
 def _next_active(active, bad_mu, bad_slack, violation) -> np.ndarray:
@@ -476,6 +487,7 @@ def _newton_eq(
     deadline,
     verbose,
     n_signed=0,
+    blocks=None,
 ):
     """Newton with per-component backtracking on the equality-only dual."""
     hess = hessian_of(A, K.cls, K.R)  # the Hessian's pattern, refilled at every step
@@ -491,6 +503,8 @@ def _newton_eq(
     history: list[float] = []
     proved = np.zeros(0, dtype=int)  # cells the recession certificate proved 0
     ridge_state = {}
+    if blocks is not None and np.bincount(row_comp, minlength=1).max() < BJ_MIN_ROWS:
+        blocks = None  # small components: factor them
     prev = (lam, logW)
     for it in range(1, max_iter + 1):
         r = A @ x - b  # = -gradient of phi
@@ -521,7 +535,7 @@ def _newton_eq(
             break
         # inexact Newton (Eisenstat-Walker): a relative accuracy that tightens with the
         # residual keeps the convergence superlinear
-        d = solve_upper(hess.fill(x), r, ridge_state, rtol=min(0.1, res**0.5))
+        d = solve_upper(hess.fill(x), r, ridge_state, rtol=min(0.1, res**0.5), blocks=blocks)
         if d is None:
             if verbose:
                 print("newton: the Hessian could not be factored")

@@ -27,11 +27,24 @@ __all__ = ["Newton", "run_job"]
 def run_job(args, kw):
     """One batch through :func:`newton_maxent`; errors as values (picklable)."""
     try:
-        return "ok", newton_maxent(*args[:7], comp=args[7], **kw)
+        return "ok", newton_maxent(*args[:7], comp=args[7], row_block=args[8], **kw)
     except DualUnbounded as err:
         return "unbounded", np.flatnonzero(np.isin(err.cell_comp, err.components))
     except NotConverged as err:
         return "stalled", (str(err), err.small, err.zeros, err.state, err.done)
+
+
+def _row_blocks(red: Reduced, rows: np.ndarray, n_facts: int) -> np.ndarray:
+    """A block label per row of ``O``: the SA (Relation) rows of one bucket share their
+    bucket's; the other data rows and the facts are blocks of their own."""
+    s = red.problem.structure
+    blk, row = red.d_block[rows], red.d_row[rows]
+    n_b = len(s.sa_bucket)
+    sa = (blk == 2) & (row < n_b)
+    bucket = s.sa_bucket[np.where(sa, row, 0)] if n_b else np.zeros(len(rows), dtype=int)
+    top = int(bucket.max(initial=-1)) + 1
+    own = top + np.arange(len(rows) + n_facts)
+    return np.concatenate([np.where(sa, bucket, own[: len(rows)]), own[len(rows) :]])
 
 
 class Newton:
@@ -65,7 +78,8 @@ class Newton:
             G, h = sp.csr_array(red.Fin[part.ik][:, cells]), red.fin[part.ik]
         used, local = np.unique(s.cell_class[red.free[cells]], return_inverse=True)
         n = s.cell_n[red.free[cells]]
-        return (n, local, red.r[0][used], sp.csr_array(O), o, G, h, part.comp)
+        blocks = _row_blocks(red, other, len(part.ek))
+        return (n, local, red.r[0][used], sp.csr_array(O), o, G, h, part.comp, blocks)
 
     def finish(self, red: Reduced, part: Part, args: tuple, outcome, elapsed: float):
         """The part's answer from a job's outcome (or the error it proves)."""
