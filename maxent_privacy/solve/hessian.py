@@ -53,10 +53,11 @@ PCG_DIVERGED = 10.0
 BJ_MAX_ITER = 100
 #: blocks larger than this are not inverted densely: no block-Jacobi step
 BJ_MAX_BLOCK = 64
-#: block-Jacobi steps are tried only when a connected component has at least this many
-#: rows: below, the sparse factorization costs less than the iterations (on the random
-#: two-release instances of ``benchmarks/solvers.py --random``, a factor of a component
-#: of ~2,000 rows takes under a millisecond to a few; of ~4,000 rows, 30-110 ms)
+#: block-Jacobi steps are tried only when the buckets' rows form a connected piece of
+#: at least this many rows: below, the sparse factorization costs less than the
+#: iterations (on the random two-release instances of ``benchmarks/solvers.py --random``,
+#: a factor of a piece of ~2,000 rows takes under a millisecond to a few; of ~4,000 rows,
+#: 30-110 ms; a single release's buckets are pieces of a few rows, facts aside)
 BJ_MIN_ROWS = 2500
 
 

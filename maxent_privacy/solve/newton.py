@@ -243,12 +243,32 @@ def newton_maxent(
 
 
 def _row_blocks(row_block, n_active: int) -> np.ndarray | None:
-    """Block labels of O's rows followed by the active inequality rows (one block each)."""
+    """Block labels of O's rows followed by the active inequality rows: ``row_block``'s
+    buckets (labels >= 0) renumbered from 0, and every other row (label < 0, and the
+    inequality rows) a block of its own, numbered after them."""
     if row_block is None:
         return None
-    _, lab = np.unique(np.asarray(row_block), return_inverse=True)
-    lab = lab.ravel()
-    return np.concatenate([lab, len(lab) + np.arange(n_active)])
+    rb = np.concatenate([np.asarray(row_block), np.full(n_active, -1)])
+    own = rb < 0
+    _, lab = np.unique(rb[~own], return_inverse=True)
+    out = np.empty(len(rb), dtype=np.int64)
+    out[~own] = lab.ravel()
+    out[own] = len(lab) + np.arange(int(own.sum()))
+    return out
+
+
+def _bucket_piece(U, blocks) -> int:
+    """Rows in the largest connected piece of H's graph (upper triangle ``U``) on the rows
+    that share their block with another row (the buckets' rows). The rows of their own
+    (facts over many cells) are left out: a sparse factorization eliminates them last,
+    at little cost, so only these pieces make the factor fill."""
+    from scipy.sparse.csgraph import connected_components
+
+    multi = np.flatnonzero(np.bincount(blocks)[blocks] > 1)
+    if not len(multi):
+        return 0
+    _, lab = connected_components(sp.csr_array(U)[multi][:, multi], directed=False)
+    return int(np.bincount(lab).max())
 
 
 def _next_active(active, bad_mu, bad_slack, violation) -> np.ndarray:
@@ -503,8 +523,8 @@ def _newton_eq(
     history: list[float] = []
     proved = np.zeros(0, dtype=int)  # cells the recession certificate proved 0
     ridge_state = {}
-    if blocks is not None and np.bincount(row_comp, minlength=1).max() < BJ_MIN_ROWS:
-        blocks = None  # small components: factor them
+    if blocks is not None and _bucket_piece(hess.fill(x), blocks) < BJ_MIN_ROWS:
+        blocks = None  # small pieces: factor them
     prev = (lam, logW)
     for it in range(1, max_iter + 1):
         r = A @ x - b  # = -gradient of phi

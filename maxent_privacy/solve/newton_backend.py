@@ -35,16 +35,15 @@ def run_job(args, kw):
 
 
 def _row_blocks(red: Reduced, rows: np.ndarray, n_facts: int) -> np.ndarray:
-    """A block label per row of ``O``: the SA (Relation) rows of one bucket share their
-    bucket's; the other data rows and the facts are blocks of their own."""
+    """The bucket of each row of ``O`` for Newton's block-Jacobi steps: the SA (Relation)
+    rows of one bucket share their bucket's code; the other data rows and the facts get
+    -1 (a block of their own)."""
     s = red.problem.structure
     blk, row = red.d_block[rows], red.d_row[rows]
     n_b = len(s.sa_bucket)
     sa = (blk == 2) & (row < n_b)
     bucket = s.sa_bucket[np.where(sa, row, 0)] if n_b else np.zeros(len(rows), dtype=int)
-    top = int(bucket.max(initial=-1)) + 1
-    own = top + np.arange(len(rows) + n_facts)
-    return np.concatenate([np.where(sa, bucket, own[: len(rows)]), own[len(rows) :]])
+    return np.concatenate([np.where(sa, bucket, -1), np.full(n_facts, -1)])
 
 
 class Newton:
