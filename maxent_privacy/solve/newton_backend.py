@@ -156,7 +156,7 @@ class Newton:
     def _stalled(self, red, part, args, message, small, found, state, done) -> Exception:
         how = "dual certificate"
         if not len(found) and len(small):
-            n, cls, R, O, o, G, h, _ = args
+            n, cls, R, O, o, G, h = args[:7]
             A = sp.vstack([class_rows(cls, len(R)), O], format="csr")
             found = lp_zeros_by_component(A, np.concatenate([R, o]), G, h, part.comp, small)
             how = "LP"
