@@ -29,6 +29,8 @@ that no consistent assignment gives (six people in three one-bucket releases, is
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -340,8 +342,10 @@ def _build_general(rels, split, persons, cand, qi, sa) -> Structure:
         rels,
         persons=persons[["pid"] + qi],
         person_class=persons.set_index("pid")["cls"],
-        classes=classes[qi + ["groups", "n", "person"]],
-        cells=cells[qi + ["groups", sa, "cls", "n", "person", "kind"]].copy(),
+        frames=_made(
+            classes[qi + ["groups", "n", "person"]],
+            cells[qi + ["groups", sa, "cls", "n", "person", "kind"]].copy(),
+        ),
         counts=counts,
         A_sa=A_sa,
         A_link=A_link,
@@ -351,37 +355,55 @@ def _build_general(rels, split, persons, cand, qi, sa) -> Structure:
     )
 
 
+def _made(classes: pd.DataFrame, cells: pd.DataFrame) -> dict:
+    """Frames already made, with the arrays :func:`_structure` takes from them."""
+    classes = classes.reset_index(drop=True)
+    return {
+        "make_classes": lambda: classes,
+        "make_cells": lambda: cells,
+        "cell_class": cells["cls"].to_numpy(),
+        "cell_n": cells["n"].to_numpy(dtype=float),
+        "class_n": classes["n"].to_numpy(dtype=float),
+    }
+
+
 def _structure(
-    rels, persons, person_class, classes, cells, counts, A_sa, A_link, bucket_key, sa_has_y, ref
+    rels, persons, person_class, frames, counts, A_sa, A_link, bucket_key, sa_has_y, ref
 ) -> Structure:
-    """The pooled model's structure (both constructions end here)."""
+    """The pooled model's structure (both constructions end here).
+
+    ``frames``: ``make_classes`` and ``make_cells`` (made once, on first use) and the
+    arrays ``cell_class``, ``cell_n`` and ``class_n``.
+    """
     qi, sa = list(rels[0].qi), rels[0].sa
+    make_cells = cache(frames["make_cells"])
 
     def key_fn():  # (who, QI..., groups, value, kind)
+        cells = make_cells()
         split = cells["person"].fillna("").astype(str).to_numpy()
         rest = [cells[c] for c in qi] + [cells["groups"], cells[sa], cells["kind"]]
         return list(zip(split, *rest, strict=True))
 
-    classes = classes.reset_index(drop=True)
+    n_cells, n_cls = len(frames["cell_class"]), len(frames["class_n"])
     return Structure(
         kind="pooled",
         qi=qi,
         sa=sa,
         group="groups",
         records=persons,
-        classes=classes,
-        cells=cells,
+        classes=frames["make_classes"],
+        cells=make_cells,
         group_values=counts.rename(columns={"count": "n"}),
-        cell_class=cells["cls"].to_numpy(),
-        cell_n=cells["n"].to_numpy(dtype=float),
-        class_n=classes["n"].to_numpy(dtype=float),
-        class_member=np.zeros(len(classes), dtype=bool),
+        cell_class=frames["cell_class"],
+        cell_n=frames["cell_n"],
+        class_n=frames["class_n"],
+        class_member=np.zeros(n_cls, dtype=bool),
         sa_n=counts["count"].to_numpy(dtype=float),
         sa_bucket=np.asarray(bucket_key),
         cell_sa=None,
         sa_matrix=A_sa,
         sa_has_placement=sa_has_y,
-        cell_shared=np.full(len(cells), -1),
+        cell_shared=np.full(n_cells, -1),
         shared_n=np.zeros(0),
         shared_table=pd.DataFrame(columns=qi + ["groups", "n"]),
         link_matrix=A_link,
@@ -499,19 +521,19 @@ def _build_placed(rels, split, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa
     cells["kind"] = "z"
 
     classes["person"] = person_col
-    return _z_structure(rels, persons, codes, classes, cells, counts, A_sa, bucket_key)
+    frames = _made(classes, cells)
+    return _z_structure(rels, persons[["pid"] + qi], codes, frames, counts, A_sa, bucket_key)
 
 
-def _z_structure(rels, persons, codes, classes, cells, counts, A_sa, bucket_key) -> Structure:
+def _z_structure(rels, records, codes, frames, counts, A_sa, bucket_key) -> Structure:
     """The structure of pooled releases whose cells are all value (z) cells: no link rows,
     no placements."""
-    qi, n_cells = list(rels[0].qi), len(cells)
+    n_cells = len(frames["cell_class"])
     return _structure(
         rels,
-        persons=persons[["pid"] + qi],
-        person_class=pd.Series(codes, index=persons["pid"].to_numpy()),
-        classes=classes,
-        cells=cells,
+        persons=records,
+        person_class=pd.Series(codes, index=records["pid"].to_numpy()),
+        frames=frames,
         counts=counts,
         A_sa=A_sa,
         A_link=sp.csr_array((0, n_cells)),
@@ -639,22 +661,59 @@ def _persons_bucketized(rels, qi):
     out = {"pid": pid_all.iloc[first].reset_index(drop=True)}
     qcodes = []
     for c in qi:
-        parts = [pd.factorize(rel.frame[c].to_numpy()) for rel in rels]
-        for _, u in parts:
-            _uniform(u)
-        uniq = pd.concat([pd.Series(u) for _, u in parts], ignore_index=True)
-        ucode = pd.factorize(uniq)[0]
-        offsets = np.cumsum([0] + [len(u) for _, u in parts])
-        local = [ucode[offsets[r] : offsets[r + 1]][k] for r, (k, _) in enumerate(parts)]
-        mine = np.empty(P, dtype=np.int64)
-        for r, rows_r in enumerate(rows):
-            mine[rows_r[new[r]]] = local[r][new[r]]
-        if any((local[r] != mine[rows_r]).any() for r, rows_r in enumerate(rows)):
+        columns = [rel.frame[c].to_numpy() for rel in rels]
+        text = all(
+            a.dtype == object and pd.api.types.infer_dtype(a, skipna=False) == "string"
+            for a in columns
+        )
+        got = _text_codes(columns, rows, new) if text else _column_codes(columns, rows, new, P)
+        if got is None:
             return None
-        ufirst = _first_positions(ucode)
-        out[c] = uniq.iloc[ufirst].reset_index(drop=True).take(mine).reset_index(drop=True)
+        out[c], mine = got
         qcodes.append(mine)
     return pd.DataFrame(out, copy=False), rows, qcodes
+
+
+def _text_codes(columns, rows, new):
+    """:func:`_column_codes` for a QI column of text (``str`` objects) in every release.
+
+    Only each person's first row is factorized (P values, not one per release row); every
+    other row is compared with its person's value (text compares equal exactly when it
+    hashes alike, so the codes are those of factorizing every row, numbered by first
+    appearance). None when a person's value differs between releases.
+
+    >>> col = [np.array(["a", "b"], dtype=object), np.array(["b", "c"], dtype=object)]
+    >>> values, codes = _text_codes(col, [np.array([0, 1]), np.array([1, 2])],
+    ...                             [np.array([0, 1]), np.array([1])])
+    >>> values.tolist(), codes.tolist()
+    (['a', 'b', 'c'], [0, 1, 2])
+    """
+    firsts = np.concatenate([a[k] for a, k in zip(columns, new, strict=True)])
+    mine, uniques = pd.factorize(firsts)
+    for a, rows_r in zip(columns, rows, strict=True):
+        if not (a == uniques[mine[rows_r]]).all():
+            return None
+    return pd.Series(uniques).take(mine).reset_index(drop=True), mine
+
+
+def _column_codes(columns, rows, new, P):
+    """``(each person's value (a Series), its first-appearance code)`` of one QI column
+    (``columns``: its values in each release), or None when a person's value differs
+    between releases; :class:`_General` for values of mixed types."""
+    parts = [pd.factorize(a) for a in columns]
+    for _, u in parts:
+        _uniform(u)
+    uniq = pd.concat([pd.Series(u) for _, u in parts], ignore_index=True)
+    ucode = pd.factorize(uniq)[0]
+    offsets = np.cumsum([0] + [len(u) for _, u in parts])
+    local = [ucode[offsets[r] : offsets[r + 1]][k] for r, (k, _) in enumerate(parts)]
+    mine = np.empty(P, dtype=np.int64)
+    for r, rows_r in enumerate(rows):
+        mine[rows_r[new[r]]] = local[r][new[r]]
+    if any((local[r] != mine[rows_r]).any() for r, rows_r in enumerate(rows)):
+        return None
+    ufirst = _first_positions(ucode)
+    return uniq.iloc[ufirst].reset_index(drop=True).take(mine).reset_index(drop=True), mine
 
 
 def _release_counts(rel, r: int):
@@ -686,27 +745,81 @@ def _text_of_classes(g_cls: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
     """Each class's candidate groups as ``r1:3, r2:1`` (releases it is not in left out).
 
     ``g_cls``: the class's group code in each release (-1: not in it); ``groups``: each
-    release's sorted group labels.
+    release's sorted group labels. The texts are laid out as rows of bytes (each release's
+    ``, r<k>:<group>`` padded with NUL to one width, all NUL where the class is not in the
+    release), the first comma and the padding deleted and the whole decoded and split
+    once, a million classes at a time; labels holding a NUL or a line break are joined one
+    class at a time instead (:func:`_text_joined`).
 
     >>> _text_of_classes(np.array([[0, -1], [1, 0]]), [np.array([3, 5]), np.array(["a"])])
+    array(['r1:3', 'r1:5, r2:a'], dtype=object)
+    """
+    pieces = [_label_bytes(r, g) for r, g in enumerate(groups)]
+    if any(p is None for p in pieces):
+        return _text_joined(g_cls, groups)
+    n, R = g_cls.shape
+    layout = np.dtype([(f"r{r}", p.dtype) for r, p in enumerate(pieces)] + [("end", "u1")])
+    offsets = np.array([layout.fields[f"r{r}"][1] for r in range(R)])
+    text = np.empty(n, dtype=object)
+    step = 1 << 20
+    for lo in range(0, n, step):
+        g_part = g_cls[lo : lo + step]
+        m = len(g_part)
+        buf = np.empty(m, dtype=layout)
+        for r in range(R):  # row len(groups) of a piece table is all NUL: not in release
+            g = g_part[:, r]
+            buf[f"r{r}"] = pieces[r][np.where(g >= 0, g, len(pieces[r]) - 1)]
+        buf["end"] = ord("\n")
+        raw = buf.view(np.uint8).reshape(m, layout.itemsize)
+        lead = offsets[np.argmax(g_part >= 0, axis=1)]  # the first release a class is in
+        raw[np.arange(m), lead] = 0  # its ", "
+        raw[np.arange(m), lead + 1] = 0
+        lines = raw.tobytes().translate(None, b"\0").decode("utf-8").split("\n")
+        text[lo : lo + m] = lines[:-1]
+    return text
+
+
+def _label_bytes(r: int, groups: np.ndarray) -> np.ndarray | None:
+    """``, r<k>:<group>`` for each sorted group of release ``r`` in UTF-8, as one
+    fixed-width item each (padded with NUL), then an item of NUL only; None when a label
+    holds a NUL or a line break.
+
+    >>> _label_bytes(0, np.array([7, 12])).view("S7").tolist()
+    [b', r1:7', b', r1:12', b'']
+    """
+    n = len(groups)
+    if groups.dtype.kind in "iu" and n:  # numpy prints integers as str() does
+        wide = max(len(str(v)) for v in (groups.min(), groups.max()))
+        tail = groups.astype(f"S{wide}").view(np.uint8).reshape(n, wide)
+    else:
+        names = [t[len(f"r{r + 1}:") :] for t in _group_names(r, groups).tolist()]
+        if any("\0" in t or "\n" in t for t in names):
+            return None
+        enc = np.array([t.encode("utf-8") for t in names], dtype=bytes)
+        tail = enc.view(np.uint8).reshape(n, enc.dtype.itemsize)
+    head = np.frombuffer(f", r{r + 1}:".encode(), dtype=np.uint8)
+    rows = np.zeros((n + 1, len(head) + tail.shape[1]), dtype=np.uint8)
+    rows[:n, : len(head)] = head
+    rows[:n, len(head) :] = tail
+    return rows.view(f"V{rows.shape[1]}").ravel()
+
+
+def _text_joined(g_cls: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """:func:`_text_of_classes`, one class at a time.
+
+    >>> _text_joined(np.array([[0, -1], [1, 0]]), [np.array([3, 5]), np.array(["a"])])
     array(['r1:3', 'r1:5, r2:a'], dtype=object)
     """
     n, R = g_cls.shape
     present = g_cls >= 0
     pattern = (present * (1 << np.arange(R, dtype=np.int64))).sum(axis=1)
-    whole = all(g.dtype.kind in "iu" for g in groups)
-    names = None if whole else [_group_names(r, g) for r, g in enumerate(groups)]
+    names = [_group_names(r, g) for r, g in enumerate(groups)]
     text = np.empty(n, dtype=object)
     for pat in np.unique(pattern):
         rows = np.flatnonzero(pattern == pat)
         on = [r for r in range(R) if (pat >> r) & 1]
-        if whole:  # labels printed by %d, as str() prints them
-            cols = [groups[r][g_cls[rows, r]].tolist() for r in on]
-            fmt = ", ".join(f"r{r + 1}:%d" for r in on)
-            text[rows] = [fmt % t for t in zip(*cols, strict=True)]
-        else:
-            cols = [names[r][g_cls[rows, r]].tolist() for r in on]
-            text[rows] = list(map(", ".join, zip(*cols, strict=True)))
+        cols = [names[r][g_cls[rows, r]].tolist() for r in on]
+        text[rows] = list(map(", ".join, zip(*cols, strict=True)))
     return text
 
 
@@ -824,14 +937,13 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
     del row_at
     if (np.diff(A_sa.indptr) == 0).any():
         return None
-    text = _text_of_classes(g_cls, names)
-    del g_cls
     return _placed_structure(
         rels,
         persons,
         codes,
         first,
-        text,
+        g_cls,
+        names,
         split_of,
         values,
         c_arr,
@@ -852,28 +964,60 @@ def _inferred(values: np.ndarray):
 
 
 def _placed_structure(
-    rels, persons, codes, first, text, split_of, values, c_arr, s_arr, counts, A_sa, bucket_key
+    rels,
+    persons,
+    codes,
+    first,
+    g_cls,
+    names,
+    split_of,
+    values,
+    c_arr,
+    s_arr,
+    counts,
+    A_sa,
+    bucket_key,
 ) -> Structure:
-    """The structure of pooled releases whose people are all placed (z cells only)."""
+    """The structure of pooled releases whose people are all placed (z cells only).
+
+    The frames ``classes`` and ``cells`` are made on first use, from the arrays kept here
+    (the class's first person, its group code in each release and its cells' values).
+    """
     qi, sa = list(rels[0].qi), rels[0].sa
+    records = persons[["pid"] + qi]
     n_cls = len(first)
     cls_n = np.bincount(codes, minlength=n_cls)
     cls_split = split_of[first]
-    classes = persons[qi].iloc[first].reset_index(drop=True)
-    classes["groups"] = text
-    classes["n"] = cls_n
-    person_col = pd.Series(cls_split, dtype=object).where(cls_split != "", None)
-    classes["person"] = person_col
-    # columns taken from arrays whose dtype pandas inferred once (as it would per cell)
-    cells = pd.DataFrame(
-        {
-            **{c: _inferred(classes[c].to_numpy()).take(c_arr) for c in [*qi, "groups"]},
-            sa: _inferred(values).take(s_arr),
-            "cls": c_arr,
-            "n": cls_n[c_arr],
-            "person": _inferred(person_col.to_numpy()).take(c_arr),
-            "kind": "z",
-        },
-        copy=False,
-    )
-    return _z_structure(rels, persons, codes, classes, cells, counts, A_sa, bucket_key)
+    s_arr = s_arr.astype(np.min_scalar_type(max(len(values) - 1, 0)))
+
+    @cache
+    def make_classes() -> pd.DataFrame:
+        classes = records[qi].iloc[first].reset_index(drop=True)
+        classes["groups"] = _text_of_classes(g_cls, names)
+        classes["n"] = cls_n
+        classes["person"] = pd.Series(cls_split, dtype=object).where(cls_split != "", None)
+        return classes
+
+    def make_cells() -> pd.DataFrame:
+        classes = make_classes()
+        # columns taken from arrays whose dtype pandas inferred once (as it would per cell)
+        return pd.DataFrame(
+            {
+                **{c: _inferred(classes[c].to_numpy()).take(c_arr) for c in [*qi, "groups"]},
+                sa: _inferred(values).take(s_arr),
+                "cls": c_arr,
+                "n": cls_n[c_arr],
+                "person": _inferred(classes["person"].to_numpy()).take(c_arr),
+                "kind": "z",
+            },
+            copy=False,
+        )
+
+    frames = {
+        "make_classes": make_classes,
+        "make_cells": make_cells,
+        "cell_class": c_arr,
+        "cell_n": cls_n[c_arr].astype(float),
+        "class_n": cls_n.astype(float),
+    }
+    return _z_structure(rels, records, codes, frames, counts, A_sa, bucket_key)

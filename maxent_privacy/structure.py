@@ -43,6 +43,33 @@ from .errors import KnowledgeError
 __all__ = ["Structure", "build_single", "remap_matrix"]
 
 
+class _Made:
+    """A frame field of :class:`Structure` set to the frame or to a function making it,
+    which is called on the first read (the frame is then kept).
+
+    >>> @dataclass
+    ... class Tables:
+    ...     frame: pd.DataFrame = _Made()
+    >>> t = Tables(lambda: pd.DataFrame({"a": [1, 2]}))
+    >>> callable(t.__dict__["_frame"]), len(t.frame), callable(t.__dict__["_frame"])
+    (True, 2, False)
+    """
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.key = "_" + name
+
+    def __get__(self, obj, owner=None) -> pd.DataFrame:
+        if obj is None:
+            raise AttributeError(self.key[1:])  # no default: the field must be given
+        value = obj.__dict__[self.key]
+        if not isinstance(value, pd.DataFrame):
+            value = obj.__dict__[self.key] = value()
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.key] = value
+
+
 @dataclass(eq=False)
 class Structure:
     """Record classes, cells and data rows of a model (read-only once built).
@@ -55,6 +82,9 @@ class Structure:
         ``n``, ``person``; pooled: ``kind``, "z" for a value cell, "y r<k>:<group>" for a
         placement). ``group_values``: one row per SA row (group, value, ``n``).
         ``shared_table``: one row per shared QI-invariant (QI, group, ``n``).
+        ``classes`` and ``cells`` may be given as functions making them: they are made on
+        first use (pooled releases of millions of people: seconds and GBs that solving
+        does not need), then kept.
     Arrays over cells
         ``cell_class`` (class index), ``cell_n`` (base measure: the class size),
         ``cell_shared`` (shared QI-invariant row or -1), ``cell_sa`` (one release: the SA
@@ -75,8 +105,8 @@ class Structure:
     sa: str
     group: str
     records: pd.DataFrame
-    classes: pd.DataFrame
-    cells: pd.DataFrame
+    classes: pd.DataFrame = _Made()
+    cells: pd.DataFrame = _Made()
     group_values: pd.DataFrame
     cell_class: np.ndarray
     cell_n: np.ndarray
