@@ -346,10 +346,9 @@ def _build_general(rels, split, persons, cand, qi, sa) -> Structure:
             classes[qi + ["groups", "n", "person"]],
             cells[qi + ["groups", sa, "cls", "n", "person", "kind"]].copy(),
         ),
-        counts=counts,
+        rows=_rows_of(counts, bucket_key),
         A_sa=A_sa,
         A_link=A_link,
-        bucket_key=bucket_key,
         sa_has_y=sa_has_y,
         ref=np.asarray(made.ref, dtype=int),
     )
@@ -367,13 +366,23 @@ def _made(classes: pd.DataFrame, cells: pd.DataFrame) -> dict:
     }
 
 
-def _structure(
-    rels, persons, person_class, frames, counts, A_sa, A_link, bucket_key, sa_has_y, ref
-) -> Structure:
+def _rows_of(counts: pd.DataFrame, bucket_key) -> dict:
+    """Published counts already in a frame, with the arrays :func:`_structure` takes."""
+    return {
+        "group_values": counts.rename(columns={"count": "n"}),
+        "n_rows": len(counts),
+        "sa_n": counts["count"].to_numpy(dtype=float),
+        "sa_bucket": np.asarray(bucket_key),
+        "sa_release": counts["release"].to_numpy(),
+    }
+
+
+def _structure(rels, persons, person_class, frames, rows, A_sa, A_link, sa_has_y, ref):
     """The pooled model's structure (both constructions end here).
 
     ``frames``: ``make_classes`` and ``make_cells`` (made once, on first use) and the
-    arrays ``cell_class``, ``cell_n`` and ``class_n``.
+    arrays ``cell_class``, ``cell_n`` and ``class_n``; ``rows``: ``group_values`` (the
+    frame or its maker), ``n_rows`` and the arrays ``sa_n``, ``sa_bucket``, ``sa_release``.
     """
     qi, sa = list(rels[0].qi), rels[0].sa
     make_cells = cache(frames["make_cells"])
@@ -393,13 +402,13 @@ def _structure(
         records=persons,
         classes=frames["make_classes"],
         cells=make_cells,
-        group_values=counts.rename(columns={"count": "n"}),
+        group_values=rows["group_values"],
         cell_class=frames["cell_class"],
         cell_n=frames["cell_n"],
         class_n=frames["class_n"],
         class_member=np.zeros(n_cls, dtype=bool),
-        sa_n=counts["count"].to_numpy(dtype=float),
-        sa_bucket=np.asarray(bucket_key),
+        sa_n=rows["sa_n"],
+        sa_bucket=rows["sa_bucket"],
         cell_sa=None,
         sa_matrix=A_sa,
         sa_has_placement=sa_has_y,
@@ -410,6 +419,7 @@ def _structure(
         placement_of=ref,
         person_class=person_class,
         key_fn=key_fn,
+        sa_release=rows["sa_release"],
     )
 
 
@@ -522,10 +532,11 @@ def _build_placed(rels, split, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa
 
     classes["person"] = person_col
     frames = _made(classes, cells)
-    return _z_structure(rels, persons[["pid"] + qi], codes, frames, counts, A_sa, bucket_key)
+    rows = _rows_of(counts, bucket_key)
+    return _z_structure(rels, persons[["pid"] + qi], codes, frames, rows, A_sa)
 
 
-def _z_structure(rels, records, codes, frames, counts, A_sa, bucket_key) -> Structure:
+def _z_structure(rels, records, codes, frames, rows, A_sa) -> Structure:
     """The structure of pooled releases whose cells are all value (z) cells: no link rows,
     no placements."""
     n_cells = len(frames["cell_class"])
@@ -534,11 +545,10 @@ def _z_structure(rels, records, codes, frames, counts, A_sa, bucket_key) -> Stru
         persons=records,
         person_class=pd.Series(codes, index=records["pid"].to_numpy()),
         frames=frames,
-        counts=counts,
+        rows=rows,
         A_sa=A_sa,
         A_link=sp.csr_array((0, n_cells)),
-        bucket_key=bucket_key,
-        sa_has_y=np.zeros(len(counts), dtype=bool),
+        sa_has_y=np.zeros(rows["n_rows"], dtype=bool),
         ref=np.full(n_cells, -1),
     )
 
@@ -716,11 +726,11 @@ def _column_codes(columns, rows, new, P):
     return uniq.iloc[ufirst].reset_index(drop=True).take(mine).reset_index(drop=True), mine
 
 
-def _release_counts(rel, r: int):
+def _release_counts(rel):
     """Published counts of one release, as ``groupby([group, sa], sort=True).size()``.
 
-    Returns ``(counts frame (group, s, count, release), sorted groups, group code of each
-    row, values (sorted), per counts row: group code and value code)``.
+    Returns ``(sorted groups, group code of each row, values (sorted), per counts row:
+    group code, value code and count)``.
     """
     f = rel.frame
     gi, groups = pd.factorize(f[rel.group].to_numpy(), sort=True)
@@ -729,16 +739,26 @@ def _release_counts(rel, r: int):
     ns = len(svals)
     cnt = np.bincount(gi * ns + si, minlength=len(groups) * ns)
     nz = np.flatnonzero(cnt)
-    g, s = nz // ns, nz % ns
-    c = pd.DataFrame(
-        {
-            "group": pd.Index(groups).take(g),
-            "s": pd.Index(svals).take(s),
-            "count": cnt[nz],
-        }
-    )
-    c["release"] = r
-    return c, groups, gi, svals, g, s
+    return groups, gi, svals, nz // ns, nz % ns, cnt[nz]
+
+
+def _counts_frame(made) -> pd.DataFrame:
+    """The published counts of every release (``made``: per release ``(groups, values, g,
+    s, count)`` as :func:`_release_counts` gives them) as one frame, numbered by ``row``."""
+    parts = []
+    for r, (groups, svals, g, s, cnt) in enumerate(made):
+        c = pd.DataFrame(
+            {
+                "group": pd.Index(groups).take(g),
+                "s": pd.Index(svals).take(s),
+                "count": cnt.astype(np.int64),
+            }
+        )
+        c["release"] = r
+        parts.append(c)
+    counts = pd.concat(parts, ignore_index=True)
+    counts["row"] = np.arange(len(counts))
+    return counts
 
 
 def _text_of_classes(g_cls: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
@@ -836,32 +856,52 @@ def _bucketized_releases(rels, persons_rows, P):
     None when two sensitive values print alike (their order would depend on the data's
     order; the general construction keeps that order).
     """
-    made = [_release_counts(rel, r) for r, rel in enumerate(rels)]
-    values = pd.unique(np.concatenate([m[3] for m in made]))
+    made = [_release_counts(rel) for rel in rels]
+    values = pd.unique(np.concatenate([m[2] for m in made]))
     if len({str(v) for v in values}) < len(values):
         return None
     values = np.array(sorted(values, key=str), dtype=object)
     v_index = pd.Index(values)
     nv = len(values)
-    most = max(len(m[1]) for m in made)
+    most = max(len(m[0]) for m in made)
     gcode = np.full((P, len(rels)), -1, dtype=np.int32 if most < 2**31 else np.int64)
-    bits, row_at, names, bucket_keys = [], [], [], []
+    n_all = sum(len(m[5]) for m in made)
+    small = np.int32 if n_all < 2**31 else np.int64
+    bits, row_at, names, bucket_keys, kept = [], [], [], [], []
     n_rows = n_groups = 0
-    for r, (c, groups, gi, svals, g, s) in enumerate(made):
+    for r in range(len(rels)):
+        groups, gi, svals, g, s, cnt = made[r]
+        made[r] = None  # freed as soon as used
         gcode[persons_rows[r], r] = gi
+        del gi
         sv = v_index.get_indexer(svals)[s]
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
         bits.append(np.bitwise_or.reduceat(np.left_shift(1, sv).astype(np.uint64), starts))
-        at = np.full((len(groups), nv), -1, dtype=np.int32 if n_rows + len(c) < 2**31 else np.int64)
-        at[g, sv] = n_rows + np.arange(len(c))
+        at = np.full((len(groups), nv), -1, dtype=small)
+        at[g, sv] = n_rows + np.arange(len(g))
         row_at.append(at)
         bucket_keys.append(n_groups + g)
         names.append(groups)
-        n_rows += len(c)
+        kept.append((groups, svals, g.astype(small), _lean(s), _lean(cnt)))
+        n_rows += len(g)
         n_groups += len(groups)
-    counts = pd.concat([m[0] for m in made], ignore_index=True)
-    counts["row"] = np.arange(len(counts))
-    return values, gcode, counts, bits, row_at, names, np.concatenate(bucket_keys)
+    rows = {
+        "group_values": lambda: _counts_frame(kept).rename(columns={"count": "n"}),
+        "n_rows": n_rows,
+        "sa_n": np.concatenate([k[4] for k in kept]).astype(float),
+        "sa_bucket": np.concatenate(bucket_keys),
+        "sa_release": np.repeat(np.arange(len(rels)), [len(k[2]) for k in kept]),
+    }
+    return values, gcode, rows, bits, row_at, names
+
+
+def _lean(a: np.ndarray) -> np.ndarray:
+    """Non-negative integers in the narrowest dtype that holds them.
+
+    >>> _lean(np.array([0, 300])).dtype
+    dtype('uint16')
+    """
+    return a.astype(np.min_scalar_type(int(a.max()) if len(a) else 0))
 
 
 def _relation_matrix(g_cls, c_arr, s_arr, row_at, n_rows) -> sp.csr_array:
@@ -903,7 +943,7 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
         return None
     if got is None:
         return None
-    values, gcode, counts, bits, row_at, names, bucket_key = got
+    values, gcode, rows, bits, row_at, names = got
     del got
     nv = len(values)
     if nv > 63:
@@ -933,7 +973,7 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
         mcs[:, v] = (mask >> np.uint64(v)) & np.uint64(1)
     c_arr, s_arr = np.nonzero(mcs)
     del mcs, mask, bits
-    A_sa = _relation_matrix(g_cls, c_arr, s_arr, row_at, len(counts))
+    A_sa = _relation_matrix(g_cls, c_arr, s_arr, row_at, rows["n_rows"])
     del row_at
     if (np.diff(A_sa.indptr) == 0).any():
         return None
@@ -948,9 +988,8 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
         values,
         c_arr,
         s_arr,
-        counts,
+        rows,
         A_sa,
-        bucket_key,
     )
 
 
@@ -964,19 +1003,7 @@ def _inferred(values: np.ndarray):
 
 
 def _placed_structure(
-    rels,
-    persons,
-    codes,
-    first,
-    g_cls,
-    names,
-    split_of,
-    values,
-    c_arr,
-    s_arr,
-    counts,
-    A_sa,
-    bucket_key,
+    rels, persons, codes, first, g_cls, names, split_of, values, c_arr, s_arr, rows, A_sa
 ) -> Structure:
     """The structure of pooled releases whose people are all placed (z cells only).
 
@@ -1020,4 +1047,4 @@ def _placed_structure(
         "cell_n": cls_n[c_arr].astype(float),
         "class_n": cls_n.astype(float),
     }
-    return _z_structure(rels, records, codes, frames, counts, A_sa, bucket_key)
+    return _z_structure(rels, records, codes, frames, rows, A_sa)

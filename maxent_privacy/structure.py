@@ -82,9 +82,9 @@ class Structure:
         ``n``, ``person``; pooled: ``kind``, "z" for a value cell, "y r<k>:<group>" for a
         placement). ``group_values``: one row per SA row (group, value, ``n``).
         ``shared_table``: one row per shared QI-invariant (QI, group, ``n``).
-        ``classes`` and ``cells`` may be given as functions making them: they are made on
-        first use (pooled releases of millions of people: seconds and GBs that solving
-        does not need), then kept.
+        ``classes``, ``cells`` and ``group_values`` may be given as functions making them:
+        they are made on first use (pooled releases of millions of people: seconds and
+        GBs that solving does not need), then kept.
     Arrays over cells
         ``cell_class`` (class index), ``cell_n`` (base measure: the class size),
         ``cell_shared`` (shared QI-invariant row or -1), ``cell_sa`` (one release: the SA
@@ -93,7 +93,8 @@ class Structure:
     Arrays over rows
         ``class_n`` (class sizes), ``class_member`` (True when the class's bucket is
         unknown), ``sa_n`` and ``sa_bucket`` (right side and bucket code of each SA row),
-        ``sa_has_placement`` (an SA row holding placement cells), ``shared_n``.
+        ``sa_has_placement`` (an SA row holding placement cells), ``shared_n``,
+        ``sa_release`` (pooled: the release of each SA row, ``group_values["release"]``).
     Other
         ``sa_matrix`` (pooled Relation rows over cells), ``link_matrix`` (pooled link rows,
         right side 0), ``person_class`` (person id -> class index, or None), ``kind``
@@ -107,7 +108,7 @@ class Structure:
     records: pd.DataFrame
     classes: pd.DataFrame = _Made()
     cells: pd.DataFrame = _Made()
-    group_values: pd.DataFrame
+    group_values: pd.DataFrame = _Made()
     cell_class: np.ndarray
     cell_n: np.ndarray
     class_n: np.ndarray
@@ -125,6 +126,7 @@ class Structure:
     person_class: pd.Series | None
     key_fn: Callable[[], list] = field(repr=False)
     _keys: list | None = field(default=None, repr=False)
+    sa_release: np.ndarray | None = None
 
     @property
     def n_cells(self) -> int:

@@ -348,7 +348,15 @@ def _random_releases(seed, pid=int, group=int, values=("flu", "hiv", "cold", "ac
 def _same_structure(a, b) -> None:
     for name in ("records", "classes", "cells", "group_values", "shared_table"):
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
-    for name in ("cell_class", "cell_n", "class_n", "sa_n", "sa_bucket", "placement_of"):
+    for name in (
+        "cell_class",
+        "cell_n",
+        "class_n",
+        "sa_n",
+        "sa_bucket",
+        "sa_release",
+        "placement_of",
+    ):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     assert (a.sa_matrix != b.sa_matrix).nnz == 0 and a.sa_matrix.shape == b.sa_matrix.shape
     pd.testing.assert_series_equal(a.person_class, b.person_class, check_exact=True)
