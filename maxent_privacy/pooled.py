@@ -533,17 +533,18 @@ def _build_placed(rels, split, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa
     classes["person"] = person_col
     frames = _made(classes, cells)
     rows = _rows_of(counts, bucket_key)
-    return _z_structure(rels, persons[["pid"] + qi], codes, frames, rows, A_sa)
+    records = persons[["pid"] + qi]
+    return _z_structure(rels, records["pid"], records, codes, frames, rows, A_sa)
 
 
-def _z_structure(rels, records, codes, frames, rows, A_sa) -> Structure:
+def _z_structure(rels, pid, records, codes, frames, rows, A_sa) -> Structure:
     """The structure of pooled releases whose cells are all value (z) cells: no link rows,
-    no placements."""
+    no placements. ``records``: the frame of persons or its maker, ``pid`` its ids."""
     n_cells = len(frames["cell_class"])
     return _structure(
         rels,
         persons=records,
-        person_class=pd.Series(codes, index=records["pid"].to_numpy()),
+        person_class=pd.Series(codes, index=pid.to_numpy()),
         frames=frames,
         rows=rows,
         A_sa=A_sa,
@@ -650,9 +651,10 @@ def _factorize_ids(ids: list[np.ndarray]) -> list[np.ndarray]:
 def _persons_bucketized(rels, qi):
     """Persons of bucketized releases in order of first appearance.
 
-    Returns ``(persons frame (pid, QI...), person index of each release row (one array
-    per release), QI codes per person (one array per QI column))``, or None when a person
-    has different QI values in different releases (the general path names them).
+    Returns ``(person ids, person index of each release row (one array per release), QI
+    codes per person (one array per QI column), the values the codes stand for (one
+    Series per QI column))``, or None when a person has different QI values in different
+    releases (the general path names them).
     """
     pid_all = pd.concat([pd.Series(rel.frame[rel.person].to_numpy()) for rel in rels])
     pid_all = pid_all.reset_index(drop=True)
@@ -668,8 +670,8 @@ def _persons_bucketized(rels, qi):
         seen[rows_r] = True
         new.append(np.flatnonzero(fresh))
     first = np.concatenate([bounds[r] + new[r] for r in range(len(rels))])
-    out = {"pid": pid_all.iloc[first].reset_index(drop=True)}
-    qcodes = []
+    pid = pid_all.iloc[first].reset_index(drop=True)
+    qcodes, qvalues = [], []
     for c in qi:
         columns = [rel.frame[c].to_numpy() for rel in rels]
         text = all(
@@ -679,9 +681,22 @@ def _persons_bucketized(rels, qi):
         got = _text_codes(columns, rows, new) if text else _column_codes(columns, rows, new, P)
         if got is None:
             return None
-        out[c], mine = got
-        qcodes.append(mine)
-    return pd.DataFrame(out, copy=False), rows, qcodes
+        qvalues.append(got[0])
+        qcodes.append(_lean(got[1]))
+    return pid, rows, qcodes, qvalues
+
+
+def _records(pid: pd.Series, qi, qcodes, qvalues):
+    """A maker of the frame of persons (pid, QI...) from their QI codes, made once."""
+
+    @cache
+    def make() -> pd.DataFrame:
+        out = {"pid": pid}
+        for c, codes, values in zip(qi, qcodes, qvalues, strict=True):
+            out[c] = values.take(codes).reset_index(drop=True)
+        return pd.DataFrame(out, copy=False)[["pid"] + list(qi)]
+
+    return make
 
 
 def _text_codes(columns, rows, new):
@@ -698,16 +713,17 @@ def _text_codes(columns, rows, new):
     >>> values.tolist(), codes.tolist()
     (['a', 'b', 'c'], [0, 1, 2])
     """
+    # the values are returned once each (a person's value: ``values.take(codes)``)
     firsts = np.concatenate([a[k] for a, k in zip(columns, new, strict=True)])
     mine, uniques = pd.factorize(firsts)
     for a, rows_r in zip(columns, rows, strict=True):
         if not (a == uniques[mine[rows_r]]).all():
             return None
-    return pd.Series(uniques).take(mine).reset_index(drop=True), mine
+    return pd.Series(uniques), mine
 
 
 def _column_codes(columns, rows, new, P):
-    """``(each person's value (a Series), its first-appearance code)`` of one QI column
+    """``(the values (a Series), each person's first-appearance code)`` of one QI column
     (``columns``: its values in each release), or None when a person's value differs
     between releases; :class:`_General` for values of mixed types."""
     parts = [pd.factorize(a) for a in columns]
@@ -723,7 +739,7 @@ def _column_codes(columns, rows, new, P):
     if any((local[r] != mine[rows_r]).any() for r, rows_r in enumerate(rows)):
         return None
     ufirst = _first_positions(ucode)
-    return uniq.iloc[ufirst].reset_index(drop=True).take(mine).reset_index(drop=True), mine
+    return uniq.iloc[ufirst].reset_index(drop=True), mine
 
 
 def _release_counts(rel):
@@ -935,8 +951,8 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
         got = _persons_bucketized(rels, qi)
         if got is None:
             return None
-        persons, rows_of, qcodes = got
-        P = len(persons)
+        pid_col, rows_of, qcodes, qvalues = got
+        P = len(pid_col)
         got = _bucketized_releases(rels, rows_of, P)
         del rows_of  # the arrays below are freed as soon as they are used (10M people: GBs)
     except (TypeError, _General):  # values that do not sort, or of mixed types
@@ -948,7 +964,6 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
     nv = len(values)
     if nv > 63:
         return None
-    pid_col = persons["pid"]
     if split:
         pid_str = pid_col.astype(str)
         split_of = np.where(pid_str.isin(list(split)), pid_str, "")
@@ -957,7 +972,7 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
         split_of = np.full(P, "", dtype=object)
         split_code = np.zeros(P, dtype=np.int64)
     codes = _combine([*qcodes, *(gcode[:, r] + 1 for r in range(len(rels))), split_code], P)
-    del qcodes, split_code
+    del split_code
     first = _first_positions(codes)
     n_cls = len(first)
     g_cls = gcode[first]
@@ -979,7 +994,7 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
         return None
     return _placed_structure(
         rels,
-        persons,
+        (pid_col, _records(pid_col, qi, qcodes, qvalues)),
         codes,
         first,
         g_cls,
@@ -1007,11 +1022,12 @@ def _placed_structure(
 ) -> Structure:
     """The structure of pooled releases whose people are all placed (z cells only).
 
-    The frames ``classes`` and ``cells`` are made on first use, from the arrays kept here
-    (the class's first person, its group code in each release and its cells' values).
+    ``persons``: their ids and the maker of their frame. The frames ``records``,
+    ``classes`` and ``cells`` are made on first use, from the arrays kept here (the
+    class's first person, its group code in each release and its cells' values).
     """
     qi, sa = list(rels[0].qi), rels[0].sa
-    records = persons[["pid"] + qi]
+    pid, make_records = persons
     n_cls = len(first)
     cls_n = np.bincount(codes, minlength=n_cls)
     cls_split = split_of[first]
@@ -1019,7 +1035,7 @@ def _placed_structure(
 
     @cache
     def make_classes() -> pd.DataFrame:
-        classes = records[qi].iloc[first].reset_index(drop=True)
+        classes = make_records()[qi].iloc[first].reset_index(drop=True)
         classes["groups"] = _text_of_classes(g_cls, names)
         classes["n"] = cls_n
         classes["person"] = pd.Series(cls_split, dtype=object).where(cls_split != "", None)
@@ -1047,4 +1063,4 @@ def _placed_structure(
         "cell_n": cls_n[c_arr].astype(float),
         "class_n": cls_n.astype(float),
     }
-    return _z_structure(rels, records, codes, frames, rows, A_sa)
+    return _z_structure(rels, pid, make_records, codes, frames, rows, A_sa)

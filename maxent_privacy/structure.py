@@ -82,7 +82,8 @@ class Structure:
         ``n``, ``person``; pooled: ``kind``, "z" for a value cell, "y r<k>:<group>" for a
         placement). ``group_values``: one row per SA row (group, value, ``n``).
         ``shared_table``: one row per shared QI-invariant (QI, group, ``n``).
-        ``classes``, ``cells`` and ``group_values`` may be given as functions making them:
+        ``records``, ``classes``, ``cells`` and ``group_values`` may be given as functions
+        making them:
         they are made on first use (pooled releases of millions of people: seconds and
         GBs that solving does not need), then kept.
     Arrays over cells
@@ -105,7 +106,7 @@ class Structure:
     qi: list
     sa: str
     group: str
-    records: pd.DataFrame
+    records: pd.DataFrame = _Made()
     classes: pd.DataFrame = _Made()
     cells: pd.DataFrame = _Made()
     group_values: pd.DataFrame = _Made()
@@ -136,6 +137,8 @@ class Structure:
     @property
     def n_records(self) -> int:
         """Number of records (pooled releases: of people)."""
+        if self.kind == "pooled":  # one person_class entry per person, records not made
+            return len(self.person_class)
         return len(self.records)
 
     @property
