@@ -671,18 +671,22 @@ def _persons_bucketized(rels, qi):
         new.append(np.flatnonzero(fresh))
     first = np.concatenate([bounds[r] + new[r] for r in range(len(rels))])
     pid = pid_all.iloc[first].reset_index(drop=True)
-    qcodes, qvalues = [], []
+    qcodes, qvalues, texts = [], [], []
     for c in qi:
         columns = [rel.frame[c].to_numpy() for rel in rels]
         text = all(
             a.dtype == object and pd.api.types.infer_dtype(a, skipna=False) == "string"
             for a in columns
         )
-        got = _text_codes(columns, rows, new) if text else _column_codes(columns, rows, new, P)
+        got = _first_codes(columns, new) if text else _column_codes(columns, rows, new, P)
         if got is None:
             return None
         qvalues.append(got[0])
         qcodes.append(_lean(got[1]))
+        if text:
+            texts.append((columns, qvalues[-1], qcodes[-1]))
+    if not _same_text(texts, rows):
+        return None
     return pid, rows, qcodes, qvalues
 
 
@@ -699,27 +703,41 @@ def _records(pid: pd.Series, qi, qcodes, qvalues):
     return make
 
 
-def _text_codes(columns, rows, new):
-    """:func:`_column_codes` for a QI column of text (``str`` objects) in every release.
-
-    Only each person's first row is factorized (P values, not one per release row); every
-    other row is compared with its person's value (text compares equal exactly when it
-    hashes alike, so the codes are those of factorizing every row, numbered by first
-    appearance). None when a person's value differs between releases.
+def _first_codes(columns, new):
+    """``(the values (a Series), each person's first-appearance code)`` of a QI column of
+    text from each person's first row only (``new``: the rows of each release where a
+    person first appears); :func:`_same_text` then checks the other rows.
 
     >>> col = [np.array(["a", "b"], dtype=object), np.array(["b", "c"], dtype=object)]
-    >>> values, codes = _text_codes(col, [np.array([0, 1]), np.array([1, 2])],
-    ...                             [np.array([0, 1]), np.array([1])])
+    >>> values, codes = _first_codes(col, [np.array([0, 1]), np.array([1])])
     >>> values.tolist(), codes.tolist()
     (['a', 'b', 'c'], [0, 1, 2])
     """
-    # the values are returned once each (a person's value: ``values.take(codes)``)
     firsts = np.concatenate([a[k] for a, k in zip(columns, new, strict=True)])
     mine, uniques = pd.factorize(firsts)
-    for a, rows_r in zip(columns, rows, strict=True):
-        if not (a == uniques[mine[rows_r]]).all():
-            return None
     return pd.Series(uniques), mine
+
+
+def _same_text(texts, rows) -> bool:
+    """Whether every row of every release holds its person's value in the text columns
+    ``texts`` (per column: its values in each release, its values and person codes from
+    :func:`_first_codes`). Text compares equal exactly when it hashes alike, so the codes
+    are those of factorizing every row, numbered by first appearance.
+
+    >>> col = [np.array(["a", "b"], dtype=object), np.array(["b", "x"], dtype=object)]
+    >>> values, codes = _first_codes(col, [np.array([0, 1]), np.array([], dtype=int)])
+    >>> _same_text([(col, values, codes)], [np.array([0, 1]), np.array([1, 0])])
+    False
+    """
+    if not texts:
+        return True
+    stacked = np.stack([codes for _, _, codes in texts], axis=1)  # people x columns
+    for r, rows_r in enumerate(rows):
+        sub = stacked[rows_r]  # one gather per row for all the columns
+        for k, (columns, values, _) in enumerate(texts):
+            if not (columns[r] == values.to_numpy()[sub[:, k]]).all():
+                return False
+    return True
 
 
 def _column_codes(columns, rows, new, P):
@@ -893,7 +911,7 @@ def _bucketized_releases(rels, persons_rows, P):
         sv = v_index.get_indexer(svals)[s]
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
         bits.append(np.bitwise_or.reduceat(np.left_shift(1, sv).astype(np.uint64), starts))
-        at = np.full((len(groups), nv), -1, dtype=small)
+        at = np.full((len(groups) + 1, nv), -1, dtype=small)  # last row: not in release
         at[g, sv] = n_rows + np.arange(len(g))
         row_at.append(at)
         bucket_keys.append(n_groups + g)
@@ -921,17 +939,27 @@ def _lean(a: np.ndarray) -> np.ndarray:
 
 
 def _relation_matrix(g_cls, c_arr, s_arr, row_at, n_rows) -> sp.csr_array:
-    """Relation rows over cells: cell (class c, value s) counts in row (r, group of c, s)."""
+    """Relation rows over cells: cell (class c, value s) counts in row (r, group of c, s).
+
+    ``row_at[r][g, s]``: the row of group g and value s of release r (-1: none; its last
+    row, g = -1, is that of classes not in the release). Built by columns (the rows of a
+    cell, release by release, are increasing), then turned.
+    """
     n_cells, R = len(c_arr), g_cls.shape[1]
-    at = np.full((n_cells, R), -1, dtype=row_at[0].dtype)
+    at = np.empty((n_cells, R), dtype=row_at[0].dtype)
     for r in range(R):
-        g = g_cls[c_arr, r]
-        on = np.flatnonzero(g >= 0)
-        at[on, r] = row_at[r][g[on], s_arr[on]]
+        at[:, r] = row_at[r][g_cls[c_arr, r], s_arr]
     has = at >= 0
     indices = at[has]
-    indptr = np.concatenate([[0], np.cumsum(has.sum(axis=1))])
-    A = sp.csc_array((np.ones(len(indices)), indices, indptr), shape=(n_rows, n_cells))
+    del at
+    small = np.int32 if max(len(indices), n_rows, n_cells) < 2**31 else np.int64
+    indptr = np.zeros(n_cells + 1, dtype=small)
+    np.cumsum(has.sum(axis=1, dtype=small), out=indptr[1:])
+    del has
+    A = sp.csc_array(
+        (np.ones(len(indices)), indices.astype(small, copy=False), indptr),
+        shape=(n_rows, n_cells),
+    )
     return sp.csr_array(A.tocsr())
 
 
