@@ -767,13 +767,33 @@ def _release_counts(rel):
     group code, value code and count)``.
     """
     f = rel.frame
-    gi, groups = pd.factorize(f[rel.group].to_numpy(), sort=True)
+    gi, groups = _sorted_codes(f[rel.group].to_numpy())
     si, svals = pd.factorize(f[rel.sa].to_numpy(), sort=True)
     _uniform(groups), _uniform(svals)
     ns = len(svals)
     cnt = np.bincount(gi * ns + si, minlength=len(groups) * ns)
     nz = np.flatnonzero(cnt)
     return groups, gi, svals, nz // ns, nz % ns, cnt[nz]
+
+
+def _sorted_codes(a: np.ndarray):
+    """``pd.factorize(a, sort=True)``; integers in a range not much wider than their
+    number are looked up in an array indexed by value instead of hashed.
+
+    >>> [x.tolist() for x in _sorted_codes(np.array([7, 3, 7, 5]))]
+    [[2, 0, 2, 1], [3, 5, 7]]
+    """
+    if a.dtype.kind not in "iu" or not len(a):
+        return pd.factorize(a, sort=True)
+    lo, hi = int(a.min()), int(a.max())
+    if hi - lo >= 4 * len(a):
+        return pd.factorize(a, sort=True)
+    at = (a - lo).astype(np.int64)
+    present = np.zeros(hi - lo + 1, dtype=bool)
+    present[at] = True
+    code_of = np.cumsum(present) - 1
+    uniques = (np.flatnonzero(present) + lo).astype(a.dtype)
+    return code_of[at], uniques
 
 
 def _counts_frame(made) -> pd.DataFrame:
@@ -924,7 +944,7 @@ def _bucketized_releases(rels, persons_rows, P):
         "n_rows": n_rows,
         "sa_n": np.concatenate([k[4] for k in kept]).astype(float),
         "sa_bucket": np.concatenate(bucket_keys),
-        "sa_release": np.repeat(np.arange(len(rels)), [len(k[2]) for k in kept]),
+        "sa_release": np.repeat(_lean(np.arange(len(rels))), [len(k[2]) for k in kept]),
     }
     return values, gcode, rows, bits, row_at, names
 
