@@ -663,12 +663,13 @@ def _persons_bucketized(rels, qi):
     rows = _factorize_ids([ids[bounds[r] : bounds[r + 1]] for r in range(len(rels))])
     P = 1 + max(int(r.max()) for r in rows)
     # each person's first appearance: release, and position in it
-    new = []
+    new, again = [], []  # rows where a person appears for the first time, and the others
     seen = np.zeros(P, dtype=bool)
     for rows_r in rows:
         fresh = ~seen[rows_r]
         seen[rows_r] = True
         new.append(np.flatnonzero(fresh))
+        again.append(np.flatnonzero(~fresh))
     first = np.concatenate([bounds[r] + new[r] for r in range(len(rels))])
     pid = pid_all.iloc[first].reset_index(drop=True)
     qcodes, qvalues, texts = [], [], []
@@ -685,7 +686,7 @@ def _persons_bucketized(rels, qi):
         qcodes.append(_lean(got[1]))
         if text:
             texts.append((columns, qvalues[-1], qcodes[-1]))
-    if not _same_text(texts, rows):
+    if not _same_text(texts, [rows_r[k] for rows_r, k in zip(rows, again, strict=True)], again):
         return None
     return pid, rows, qcodes, qvalues
 
@@ -718,24 +719,26 @@ def _first_codes(columns, new):
     return pd.Series(uniques), mine
 
 
-def _same_text(texts, rows) -> bool:
-    """Whether every row of every release holds its person's value in the text columns
-    ``texts`` (per column: its values in each release, its values and person codes from
-    :func:`_first_codes`). Text compares equal exactly when it hashes alike, so the codes
-    are those of factorizing every row, numbered by first appearance.
+def _same_text(texts, persons, at) -> bool:
+    """Whether the rows ``at`` of every release (``persons``: whose they are) hold their
+    person's value in the text columns ``texts`` (per column: its values in each
+    release, its values and person codes from :func:`_first_codes`). Text compares equal
+    exactly when it hashes alike, so the codes are those of factorizing every row,
+    numbered by first appearance.
 
     >>> col = [np.array(["a", "b"], dtype=object), np.array(["b", "x"], dtype=object)]
     >>> values, codes = _first_codes(col, [np.array([0, 1]), np.array([], dtype=int)])
-    >>> _same_text([(col, values, codes)], [np.array([0, 1]), np.array([1, 0])])
+    >>> none = np.array([], dtype=int)
+    >>> _same_text([(col, values, codes)], [none, np.array([1, 0])], [none, np.array([0, 1])])
     False
     """
     if not texts:
         return True
     stacked = np.stack([codes for _, _, codes in texts], axis=1)  # people x columns
-    for r, rows_r in enumerate(rows):
-        sub = stacked[rows_r]  # one gather per row for all the columns
+    for r, (persons_r, at_r) in enumerate(zip(persons, at, strict=True)):
+        sub = stacked[persons_r]  # one gather per row for all the columns
         for k, (columns, values, _) in enumerate(texts):
-            if not (columns[r] == values.to_numpy()[sub[:, k]]).all():
+            if not (columns[r][at_r] == values.to_numpy()[sub[:, k]]).all():
                 return False
     return True
 
