@@ -613,6 +613,24 @@ def _combine(columns: list[np.ndarray], n: int) -> np.ndarray:
     return pd.factorize(key)[0]
 
 
+def _folded(columns: list[np.ndarray]) -> list[np.ndarray]:
+    """Integer ``columns`` (each >= 0) as one exact key ``(c1 * w2 + c2) * w3 + ...`` when
+    the product of their widths fits in 62 bits (rows with the same key are the rows
+    with the same values), else as they are.
+
+    >>> _folded([np.array([1, 0, 2]), np.array([3, 0, 3])])[0].tolist()
+    [7, 0, 11]
+    """
+    widths = [int(c.max()) + 1 if len(c) else 1 for c in columns]
+    if len(columns) < 2 or float(np.prod(widths, dtype=float)) >= 2**62:
+        return columns
+    key = columns[0].astype(np.int64)
+    for c, w in zip(columns[1:], widths[1:], strict=True):
+        key *= w
+        key += c
+    return [key]
+
+
 def _factorize_ids(ids: list[np.ndarray]) -> list[np.ndarray]:
     """Codes of person ids (one array per release), numbered by first appearance.
 
@@ -1015,7 +1033,8 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
     else:
         split_of = np.full(P, "", dtype=object)
         split_code = np.zeros(P, dtype=np.int64)
-    codes = _combine([*qcodes, *(gcode[:, r] + 1 for r in range(len(rels))), split_code], P)
+    groups_of = (gcode[:, r] + 1 for r in range(len(rels)))
+    codes = _combine([*_folded(qcodes), *groups_of, split_code], P)
     del split_code
     first = _first_positions(codes)
     n_cls = len(first)
