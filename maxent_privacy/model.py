@@ -28,6 +28,7 @@ named :class:`~maxent_privacy.facts.Fact`.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import cached_property
 
 import cvxpy as cp
 import numpy as np
@@ -136,12 +137,17 @@ class MaxEntModel:
         self._old_x: list[cp.Variable] = []
         self.x = None
         self._rebuild()
-        # the values knowledge may name: a QI's exact values (those of the records; for
-        # generalized releases, of the people in the population), the published SA values
+
+    @cached_property
+    def _domains(self) -> dict:
+        """The values knowledge may name: a QI's exact values (those of the records; for
+        generalized releases, of the people in the population), the published SA values
+        (found on first use: the records of a pooled model are made then)."""
         records = self.structure.records
-        self._domains = {c: set(records[c].unique().tolist()) for c in self.release.qi}
+        domains = {c: set(records[c].unique().tolist()) for c in self.release.qi}
         sa = self.release.sa
-        self._domains[sa] = set(pd.concat([r.frame[sa] for r in releases]).unique().tolist())
+        domains[sa] = set(pd.concat([r.frame[sa] for r in self.releases]).unique().tolist())
+        return domains
 
     def _rebuild(self) -> None:
         """Build the structure for the persons singled out so far, and a new variable."""

@@ -29,6 +29,8 @@ that no consistent assignment gives (six people in three one-bucket releases, is
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -145,7 +147,9 @@ def build_pooled(releases, populations, split=()) -> Structure:
     own (``model.person``).
 
     Bucketized releases with person ids are built with array operations on integer codes
-    (:func:`_build_bucketized`: about 3 s of CPU for 1,000,000 people in 5 releases);
+    (:func:`_build_bucketized`: about 1.5 s for 1,000,000 people in 5 releases, 23 s for
+    10,000,000; the frames ``records``, ``classes``, ``cells`` and ``group_values`` are
+    made when first read);
     input it leaves aside (object columns of numbers or mixed values, more than 63
     sensitive values, a person whose QI differ between releases, contradicting releases)
     and generalized releases take the construction from tables, which gives the same
@@ -340,54 +344,84 @@ def _build_general(rels, split, persons, cand, qi, sa) -> Structure:
         rels,
         persons=persons[["pid"] + qi],
         person_class=persons.set_index("pid")["cls"],
-        classes=classes[qi + ["groups", "n", "person"]],
-        cells=cells[qi + ["groups", sa, "cls", "n", "person", "kind"]].copy(),
-        counts=counts,
+        frames=_made(
+            classes[qi + ["groups", "n", "person"]],
+            cells[qi + ["groups", sa, "cls", "n", "person", "kind"]].copy(),
+        ),
+        rows=_rows_of(counts, bucket_key),
         A_sa=A_sa,
         A_link=A_link,
-        bucket_key=bucket_key,
         sa_has_y=sa_has_y,
         ref=np.asarray(made.ref, dtype=int),
     )
 
 
-def _structure(
-    rels, persons, person_class, classes, cells, counts, A_sa, A_link, bucket_key, sa_has_y, ref
-) -> Structure:
-    """The pooled model's structure (both constructions end here)."""
+def _made(classes: pd.DataFrame, cells: pd.DataFrame) -> dict:
+    """Frames already made, with the arrays :func:`_structure` takes from them."""
+    classes = classes.reset_index(drop=True)
+    return {
+        "make_classes": lambda: classes,
+        "make_cells": lambda: cells,
+        "cell_class": cells["cls"].to_numpy(),
+        "cell_n": cells["n"].to_numpy(dtype=float),
+        "class_n": classes["n"].to_numpy(dtype=float),
+    }
+
+
+def _rows_of(counts: pd.DataFrame, bucket_key) -> dict:
+    """Published counts already in a frame, with the arrays :func:`_structure` takes."""
+    return {
+        "group_values": counts.rename(columns={"count": "n"}),
+        "n_rows": len(counts),
+        "sa_n": counts["count"].to_numpy(dtype=float),
+        "sa_bucket": np.asarray(bucket_key),
+        "sa_release": counts["release"].to_numpy(),
+    }
+
+
+def _structure(rels, persons, person_class, frames, rows, A_sa, A_link, sa_has_y, ref):
+    """The pooled model's structure (both constructions end here).
+
+    ``frames``: ``make_classes`` and ``make_cells`` (made once, on first use) and the
+    arrays ``cell_class``, ``cell_n`` and ``class_n``; ``rows``: ``group_values`` (the
+    frame or its maker), ``n_rows`` and the arrays ``sa_n``, ``sa_bucket``, ``sa_release``.
+    """
     qi, sa = list(rels[0].qi), rels[0].sa
+    make_cells = cache(frames["make_cells"])
 
     def key_fn():  # (who, QI..., groups, value, kind)
+        cells = make_cells()
         split = cells["person"].fillna("").astype(str).to_numpy()
         rest = [cells[c] for c in qi] + [cells["groups"], cells[sa], cells["kind"]]
         return list(zip(split, *rest, strict=True))
 
-    classes = classes.reset_index(drop=True)
+    n_cells, n_cls = len(frames["cell_class"]), len(frames["class_n"])
     return Structure(
         kind="pooled",
         qi=qi,
         sa=sa,
         group="groups",
         records=persons,
-        classes=classes,
-        cells=cells,
-        group_values=counts.rename(columns={"count": "n"}),
-        cell_class=cells["cls"].to_numpy(),
-        cell_n=cells["n"].to_numpy(dtype=float),
-        class_n=classes["n"].to_numpy(dtype=float),
-        class_member=np.zeros(len(classes), dtype=bool),
-        sa_n=counts["count"].to_numpy(dtype=float),
-        sa_bucket=np.asarray(bucket_key),
+        classes=frames["make_classes"],
+        cells=make_cells,
+        group_values=rows["group_values"],
+        cell_class=frames["cell_class"],
+        cell_n=frames["cell_n"],
+        class_n=frames["class_n"],
+        class_member=np.zeros(n_cls, dtype=bool),
+        sa_n=rows["sa_n"],
+        sa_bucket=rows["sa_bucket"],
         cell_sa=None,
         sa_matrix=A_sa,
         sa_has_placement=sa_has_y,
-        cell_shared=np.full(len(cells), -1),
+        cell_shared=np.full(n_cells, -1),
         shared_n=np.zeros(0),
         shared_table=pd.DataFrame(columns=qi + ["groups", "n"]),
         link_matrix=A_link,
         placement_of=ref,
         person_class=person_class,
         key_fn=key_fn,
+        sa_release=rows["sa_release"],
     )
 
 
@@ -471,14 +505,7 @@ def _build_placed(rels, split, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa
         rel_c.append(np.flatnonzero(on))
     rel_r, rel_c = np.concatenate(rel_r), np.concatenate(rel_c)
     A_sa = sp.csr_array((np.ones(len(rel_r)), (rel_r, rel_c)), shape=(len(counts), n_cells))
-    no_one = np.diff(A_sa.indptr) == 0
-    if no_one.any():
-        bad = counts.iloc[int(np.argmax(no_one))]
-        raise ReleaseError(
-            f"release {int(bad['release']) + 1}, group {bad['group']!r}: value {bad['s']!r} "
-            "is published but no one in the group can have it (the releases contradict each "
-            "other)"
-        )
+    _check_published(A_sa, counts)
     text = np.full(n_cls, "", dtype=object)
     for r in range(R):
         part = np.where(g_cls[:, r] >= 0, group_names[r][np.maximum(g_cls[:, r], 0)], "")
@@ -499,24 +526,23 @@ def _build_placed(rels, split, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa
     cells["kind"] = "z"
 
     classes["person"] = person_col
-    return _z_structure(rels, persons, codes, classes, cells, counts, A_sa, bucket_key)
+    frames, rows = _made(classes, cells), _rows_of(counts, bucket_key)
+    return _z_structure(rels, persons["pid"], persons[["pid"] + qi], codes, frames, rows, A_sa)
 
 
-def _z_structure(rels, persons, codes, classes, cells, counts, A_sa, bucket_key) -> Structure:
+def _z_structure(rels, pid, records, codes, frames, rows, A_sa) -> Structure:
     """The structure of pooled releases whose cells are all value (z) cells: no link rows,
-    no placements."""
-    qi, n_cells = list(rels[0].qi), len(cells)
+    no placements. ``records``: the frame of persons or its maker, ``pid`` its ids."""
+    n_cells = len(frames["cell_class"])
     return _structure(
         rels,
-        persons=persons[["pid"] + qi],
-        person_class=pd.Series(codes, index=persons["pid"].to_numpy()),
-        classes=classes,
-        cells=cells,
-        counts=counts,
+        persons=records,
+        person_class=pd.Series(codes, index=pid.to_numpy()),
+        frames=frames,
+        rows=rows,
         A_sa=A_sa,
         A_link=sp.csr_array((0, n_cells)),
-        bucket_key=bucket_key,
-        sa_has_y=np.zeros(len(counts), dtype=bool),
+        sa_has_y=np.zeros(rows["n_rows"], dtype=bool),
         ref=np.full(n_cells, -1),
     )
 
@@ -587,6 +613,24 @@ def _combine(columns: list[np.ndarray], n: int) -> np.ndarray:
     return pd.factorize(key)[0]
 
 
+def _folded(columns: list[np.ndarray]) -> list[np.ndarray]:
+    """Integer ``columns`` (each >= 0) as one exact key ``(c1 * w2 + c2) * w3 + ...`` when
+    the product of their widths fits in 62 bits (rows with the same key are the rows
+    with the same values), else as they are.
+
+    >>> _folded([np.array([1, 0, 2]), np.array([3, 0, 3])])[0].tolist()
+    [7, 0, 11]
+    """
+    widths = [int(c.max()) + 1 if len(c) else 1 for c in columns]
+    if len(columns) < 2 or float(np.prod(widths, dtype=float)) >= 2**62:
+        return columns
+    key = columns[0].astype(np.int64)
+    for c, w in zip(columns[1:], widths[1:], strict=True):
+        key *= w
+        key += c
+    return [key]
+
+
 def _factorize_ids(ids: list[np.ndarray]) -> list[np.ndarray]:
     """Codes of person ids (one array per release), numbered by first appearance.
 
@@ -618,9 +662,10 @@ def _factorize_ids(ids: list[np.ndarray]) -> list[np.ndarray]:
 def _persons_bucketized(rels, qi):
     """Persons of bucketized releases in order of first appearance.
 
-    Returns ``(persons frame (pid, QI...), person index of each release row (one array
-    per release), QI codes per person (one array per QI column))``, or None when a person
-    has different QI values in different releases (the general path names them).
+    Returns ``(person ids, person index of each release row (one array per release), QI
+    codes per person (one array per QI column), the values the codes stand for (one
+    Series per QI column))``, or None when a person has different QI values in different
+    releases (the general path names them).
     """
     pid_all = pd.concat([pd.Series(rel.frame[rel.person].to_numpy()) for rel in rels])
     pid_all = pid_all.reset_index(drop=True)
@@ -629,84 +674,240 @@ def _persons_bucketized(rels, qi):
     rows = _factorize_ids([ids[bounds[r] : bounds[r + 1]] for r in range(len(rels))])
     P = 1 + max(int(r.max()) for r in rows)
     # each person's first appearance: release, and position in it
-    new = []
+    new, again = [], []  # rows where a person appears for the first time, and the others
     seen = np.zeros(P, dtype=bool)
     for rows_r in rows:
         fresh = ~seen[rows_r]
         seen[rows_r] = True
         new.append(np.flatnonzero(fresh))
+        again.append(np.flatnonzero(~fresh))
     first = np.concatenate([bounds[r] + new[r] for r in range(len(rels))])
-    out = {"pid": pid_all.iloc[first].reset_index(drop=True)}
-    qcodes = []
+    pid = pid_all.iloc[first].reset_index(drop=True)
+    qcodes, qvalues, texts = [], [], []
     for c in qi:
-        parts = [pd.factorize(rel.frame[c].to_numpy()) for rel in rels]
-        for _, u in parts:
-            _uniform(u)
-        uniq = pd.concat([pd.Series(u) for _, u in parts], ignore_index=True)
-        ucode = pd.factorize(uniq)[0]
-        offsets = np.cumsum([0] + [len(u) for _, u in parts])
-        local = [ucode[offsets[r] : offsets[r + 1]][k] for r, (k, _) in enumerate(parts)]
-        mine = np.empty(P, dtype=np.int64)
-        for r, rows_r in enumerate(rows):
-            mine[rows_r[new[r]]] = local[r][new[r]]
-        if any((local[r] != mine[rows_r]).any() for r, rows_r in enumerate(rows)):
+        columns = [rel.frame[c].to_numpy() for rel in rels]
+        text = all(
+            a.dtype == object and pd.api.types.infer_dtype(a, skipna=False) == "string"
+            for a in columns
+        )
+        got = _first_codes(columns, new) if text else _column_codes(columns, rows, new, P)
+        if got is None:
             return None
-        ufirst = _first_positions(ucode)
-        out[c] = uniq.iloc[ufirst].reset_index(drop=True).take(mine).reset_index(drop=True)
-        qcodes.append(mine)
-    return pd.DataFrame(out, copy=False), rows, qcodes
+        qvalues.append(got[0])
+        qcodes.append(_lean(got[1]))
+        if text:
+            texts.append((columns, qvalues[-1], qcodes[-1]))
+    if not _same_text(texts, [rows_r[k] for rows_r, k in zip(rows, again, strict=True)], again):
+        return None
+    return pid, rows, qcodes, qvalues
 
 
-def _release_counts(rel, r: int):
+def _records(pid: pd.Series, qi, qcodes, qvalues):
+    """A maker of the frame of persons (pid, QI...) from their QI codes, made once."""
+
+    @cache
+    def make() -> pd.DataFrame:
+        out = {"pid": pid}
+        for c, codes, values in zip(qi, qcodes, qvalues, strict=True):
+            out[c] = values.take(codes).reset_index(drop=True)
+        return pd.DataFrame(out, copy=False)[["pid"] + list(qi)]
+
+    return make
+
+
+def _first_codes(columns, new):
+    """``(the values (a Series), each person's first-appearance code)`` of a QI column of
+    text from each person's first row only (``new``: the rows of each release where a
+    person first appears); :func:`_same_text` then checks the other rows.
+
+    >>> col = [np.array(["a", "b"], dtype=object), np.array(["b", "c"], dtype=object)]
+    >>> values, codes = _first_codes(col, [np.array([0, 1]), np.array([1])])
+    >>> values.tolist(), codes.tolist()
+    (['a', 'b', 'c'], [0, 1, 2])
+    """
+    firsts = np.concatenate([a[k] for a, k in zip(columns, new, strict=True)])
+    mine, uniques = pd.factorize(firsts)
+    return pd.Series(uniques), mine
+
+
+def _same_text(texts, persons, at) -> bool:
+    """Whether the rows ``at`` of every release (``persons``: whose they are) hold their
+    person's value in the text columns ``texts`` (per column: its values in each
+    release, its values and person codes from :func:`_first_codes`). Text compares equal
+    exactly when it hashes alike, so the codes are those of factorizing every row,
+    numbered by first appearance.
+
+    >>> col = [np.array(["a", "b"], dtype=object), np.array(["b", "x"], dtype=object)]
+    >>> values, codes = _first_codes(col, [np.array([0, 1]), np.array([], dtype=int)])
+    >>> none = np.array([], dtype=int)
+    >>> _same_text([(col, values, codes)], [none, np.array([1, 0])], [none, np.array([0, 1])])
+    False
+    """
+    if not texts:
+        return True
+    stacked = np.stack([codes for _, _, codes in texts], axis=1)  # people x columns
+    for r, (persons_r, at_r) in enumerate(zip(persons, at, strict=True)):
+        sub = stacked[persons_r]  # one gather per row for all the columns
+        for k, (columns, values, _) in enumerate(texts):
+            if not (columns[r][at_r] == values.to_numpy()[sub[:, k]]).all():
+                return False
+    return True
+
+
+def _column_codes(columns, rows, new, P):
+    """``(the values (a Series), each person's first-appearance code)`` of one QI column
+    (``columns``: its values in each release), or None when a person's value differs
+    between releases; :class:`_General` for values of mixed types."""
+    parts = [pd.factorize(a) for a in columns]
+    for _, u in parts:
+        _uniform(u)
+    uniq = pd.concat([pd.Series(u) for _, u in parts], ignore_index=True)
+    ucode = pd.factorize(uniq)[0]
+    offsets = np.cumsum([0] + [len(u) for _, u in parts])
+    local = [ucode[offsets[r] : offsets[r + 1]][k] for r, (k, _) in enumerate(parts)]
+    mine = np.empty(P, dtype=np.int64)
+    for r, rows_r in enumerate(rows):
+        mine[rows_r[new[r]]] = local[r][new[r]]
+    if any((local[r] != mine[rows_r]).any() for r, rows_r in enumerate(rows)):
+        return None
+    ufirst = _first_positions(ucode)
+    return uniq.iloc[ufirst].reset_index(drop=True), mine
+
+
+def _release_counts(rel):
     """Published counts of one release, as ``groupby([group, sa], sort=True).size()``.
 
-    Returns ``(counts frame (group, s, count, release), sorted groups, group code of each
-    row, values (sorted), per counts row: group code and value code)``.
+    Returns ``(sorted groups, group code of each row, values (sorted), per counts row:
+    group code, value code and count)``.
     """
     f = rel.frame
-    gi, groups = pd.factorize(f[rel.group].to_numpy(), sort=True)
+    gi, groups = _sorted_codes(f[rel.group].to_numpy())
     si, svals = pd.factorize(f[rel.sa].to_numpy(), sort=True)
     _uniform(groups), _uniform(svals)
     ns = len(svals)
     cnt = np.bincount(gi * ns + si, minlength=len(groups) * ns)
     nz = np.flatnonzero(cnt)
-    g, s = nz // ns, nz % ns
-    c = pd.DataFrame(
-        {
-            "group": pd.Index(groups).take(g),
-            "s": pd.Index(svals).take(s),
-            "count": cnt[nz],
-        }
-    )
-    c["release"] = r
-    return c, groups, gi, svals, g, s
+    return groups, gi, svals, nz // ns, nz % ns, cnt[nz]
+
+
+def _sorted_codes(a: np.ndarray):
+    """``pd.factorize(a, sort=True)``; integers in a range not much wider than their
+    number are looked up in an array indexed by value instead of hashed.
+
+    >>> [x.tolist() for x in _sorted_codes(np.array([7, 3, 7, 5]))]
+    [[2, 0, 2, 1], [3, 5, 7]]
+    """
+    if a.dtype.kind not in "iu" or not len(a):
+        return pd.factorize(a, sort=True)
+    lo, hi = int(a.min()), int(a.max())
+    if hi - lo >= 4 * len(a):
+        return pd.factorize(a, sort=True)
+    at = (a - lo).astype(np.int64)
+    present = np.zeros(hi - lo + 1, dtype=bool)
+    present[at] = True
+    code_of = np.cumsum(present) - 1
+    uniques = (np.flatnonzero(present) + lo).astype(a.dtype)
+    return code_of[at], uniques
+
+
+def _counts_frame(made) -> pd.DataFrame:
+    """The published counts of every release (``made``: per release ``(groups, values, g,
+    s, count)`` as :func:`_release_counts` gives them) as one frame, numbered by ``row``."""
+    parts = []
+    for r, (groups, svals, g, s, cnt) in enumerate(made):
+        c = pd.DataFrame(
+            {
+                "group": pd.Index(groups).take(g),
+                "s": pd.Index(svals).take(s),
+                "count": cnt.astype(np.int64),
+            }
+        )
+        c["release"] = r
+        parts.append(c)
+    counts = pd.concat(parts, ignore_index=True)
+    counts["row"] = np.arange(len(counts))
+    return counts
 
 
 def _text_of_classes(g_cls: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
     """Each class's candidate groups as ``r1:3, r2:1`` (releases it is not in left out).
 
     ``g_cls``: the class's group code in each release (-1: not in it); ``groups``: each
-    release's sorted group labels.
+    release's sorted group labels. The texts are laid out as rows of bytes (each release's
+    ``, r<k>:<group>`` padded with NUL to one width, all NUL where the class is not in the
+    release), the first comma and the padding deleted and the whole decoded and split
+    once, a million classes at a time; labels holding a NUL or a line break are joined one
+    class at a time instead (:func:`_text_joined`).
 
     >>> _text_of_classes(np.array([[0, -1], [1, 0]]), [np.array([3, 5]), np.array(["a"])])
+    array(['r1:3', 'r1:5, r2:a'], dtype=object)
+    """
+    pieces = [_label_bytes(r, g) for r, g in enumerate(groups)]
+    if any(p is None for p in pieces):
+        return _text_joined(g_cls, groups)
+    n, R = g_cls.shape
+    layout = np.dtype([(f"r{r}", p.dtype) for r, p in enumerate(pieces)] + [("end", "u1")])
+    offsets = np.array([layout.fields[f"r{r}"][1] for r in range(R)])
+    text = np.empty(n, dtype=object)
+    step = 1 << 20
+    for lo in range(0, n, step):
+        g_part = g_cls[lo : lo + step]
+        m = len(g_part)
+        buf = np.empty(m, dtype=layout)
+        for r in range(R):  # row len(groups) of a piece table is all NUL: not in release
+            g = g_part[:, r]
+            buf[f"r{r}"] = pieces[r][np.where(g >= 0, g, len(pieces[r]) - 1)]
+        buf["end"] = ord("\n")
+        raw = buf.view(np.uint8).reshape(m, layout.itemsize)
+        lead = offsets[np.argmax(g_part >= 0, axis=1)]  # the first release a class is in
+        raw[np.arange(m), lead] = 0  # its ", "
+        raw[np.arange(m), lead + 1] = 0
+        lines = raw.tobytes().translate(None, b"\0").decode("utf-8").split("\n")
+        text[lo : lo + m] = lines[:-1]
+    return text
+
+
+def _label_bytes(r: int, groups: np.ndarray) -> np.ndarray | None:
+    """``, r<k>:<group>`` for each sorted group of release ``r`` in UTF-8, as one
+    fixed-width item each (padded with NUL), then an item of NUL only; None when a label
+    holds a NUL or a line break.
+
+    >>> _label_bytes(0, np.array([7, 12])).view("S7").tolist()
+    [b', r1:7', b', r1:12', b'']
+    """
+    n = len(groups)
+    if groups.dtype.kind in "iu" and n:  # numpy prints integers as str() does
+        wide = max(len(str(v)) for v in (groups.min(), groups.max()))
+        tail = groups.astype(f"S{wide}").view(np.uint8).reshape(n, wide)
+    else:
+        names = [t[len(f"r{r + 1}:") :] for t in _group_names(r, groups).tolist()]
+        if any("\0" in t or "\n" in t for t in names):
+            return None
+        enc = np.array([t.encode("utf-8") for t in names], dtype=bytes)
+        tail = enc.view(np.uint8).reshape(n, enc.dtype.itemsize)
+    head = np.frombuffer(f", r{r + 1}:".encode(), dtype=np.uint8)
+    rows = np.zeros((n + 1, len(head) + tail.shape[1]), dtype=np.uint8)
+    rows[:n, : len(head)] = head
+    rows[:n, len(head) :] = tail
+    return rows.view(f"V{rows.shape[1]}").ravel()
+
+
+def _text_joined(g_cls: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """:func:`_text_of_classes`, one class at a time.
+
+    >>> _text_joined(np.array([[0, -1], [1, 0]]), [np.array([3, 5]), np.array(["a"])])
     array(['r1:3', 'r1:5, r2:a'], dtype=object)
     """
     n, R = g_cls.shape
     present = g_cls >= 0
     pattern = (present * (1 << np.arange(R, dtype=np.int64))).sum(axis=1)
-    whole = all(g.dtype.kind in "iu" for g in groups)
-    names = None if whole else [_group_names(r, g) for r, g in enumerate(groups)]
+    names = [_group_names(r, g) for r, g in enumerate(groups)]
     text = np.empty(n, dtype=object)
     for pat in np.unique(pattern):
         rows = np.flatnonzero(pattern == pat)
         on = [r for r in range(R) if (pat >> r) & 1]
-        if whole:  # labels printed by %d, as str() prints them
-            cols = [groups[r][g_cls[rows, r]].tolist() for r in on]
-            fmt = ", ".join(f"r{r + 1}:%d" for r in on)
-            text[rows] = [fmt % t for t in zip(*cols, strict=True)]
-        else:
-            cols = [names[r][g_cls[rows, r]].tolist() for r in on]
-            text[rows] = list(map(", ".join, zip(*cols, strict=True)))
+        cols = [names[r][g_cls[rows, r]].tolist() for r in on]
+        text[rows] = list(map(", ".join, zip(*cols, strict=True)))
     return text
 
 
@@ -723,46 +924,76 @@ def _bucketized_releases(rels, persons_rows, P):
     None when two sensitive values print alike (their order would depend on the data's
     order; the general construction keeps that order).
     """
-    made = [_release_counts(rel, r) for r, rel in enumerate(rels)]
-    values = pd.unique(np.concatenate([m[3] for m in made]))
+    made = [_release_counts(rel) for rel in rels]
+    values = pd.unique(np.concatenate([m[2] for m in made]))
     if len({str(v) for v in values}) < len(values):
         return None
     values = np.array(sorted(values, key=str), dtype=object)
     v_index = pd.Index(values)
     nv = len(values)
-    most = max(len(m[1]) for m in made)
+    most = max(len(m[0]) for m in made)
     gcode = np.full((P, len(rels)), -1, dtype=np.int32 if most < 2**31 else np.int64)
-    bits, row_at, names, bucket_keys = [], [], [], []
+    n_all = sum(len(m[5]) for m in made)
+    small = np.int32 if n_all < 2**31 else np.int64
+    bits, row_at, names, bucket_keys, kept = [], [], [], [], []
     n_rows = n_groups = 0
-    for r, (c, groups, gi, svals, g, s) in enumerate(made):
+    for r in range(len(rels)):
+        groups, gi, svals, g, s, cnt = made[r]
+        made[r] = None  # freed as soon as used
         gcode[persons_rows[r], r] = gi
+        del gi
         sv = v_index.get_indexer(svals)[s]
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
         bits.append(np.bitwise_or.reduceat(np.left_shift(1, sv).astype(np.uint64), starts))
-        at = np.full((len(groups), nv), -1, dtype=np.int32 if n_rows + len(c) < 2**31 else np.int64)
-        at[g, sv] = n_rows + np.arange(len(c))
+        at = np.full((len(groups) + 1, nv), -1, dtype=small)  # last row: not in release
+        at[g, sv] = n_rows + np.arange(len(g))
         row_at.append(at)
         bucket_keys.append(n_groups + g)
         names.append(groups)
-        n_rows += len(c)
+        kept.append((groups, svals, g.astype(small), _lean(s), _lean(cnt)))
+        n_rows += len(g)
         n_groups += len(groups)
-    counts = pd.concat([m[0] for m in made], ignore_index=True)
-    counts["row"] = np.arange(len(counts))
-    return values, gcode, counts, bits, row_at, names, np.concatenate(bucket_keys)
+    rows = {
+        "group_values": lambda: _counts_frame(kept).rename(columns={"count": "n"}),
+        "n_rows": n_rows,
+        "sa_n": np.concatenate([k[4] for k in kept]).astype(float),
+        "sa_bucket": np.concatenate(bucket_keys),
+        "sa_release": np.repeat(_lean(np.arange(len(rels))), [len(k[2]) for k in kept]),
+    }
+    return values, gcode, rows, bits, row_at, names
+
+
+def _lean(a: np.ndarray) -> np.ndarray:
+    """Non-negative integers in the narrowest dtype that holds them.
+
+    >>> _lean(np.array([0, 300])).dtype
+    dtype('uint16')
+    """
+    return a.astype(np.min_scalar_type(int(a.max()) if len(a) else 0))
 
 
 def _relation_matrix(g_cls, c_arr, s_arr, row_at, n_rows) -> sp.csr_array:
-    """Relation rows over cells: cell (class c, value s) counts in row (r, group of c, s)."""
+    """Relation rows over cells: cell (class c, value s) counts in row (r, group of c, s).
+
+    ``row_at[r][g, s]``: the row of group g and value s of release r (-1: none; its last
+    row, g = -1, is that of classes not in the release). Built by columns (the rows of a
+    cell, release by release, are increasing), then turned.
+    """
     n_cells, R = len(c_arr), g_cls.shape[1]
-    at = np.full((n_cells, R), -1, dtype=row_at[0].dtype)
+    at = np.empty((n_cells, R), dtype=row_at[0].dtype)
     for r in range(R):
-        g = g_cls[c_arr, r]
-        on = np.flatnonzero(g >= 0)
-        at[on, r] = row_at[r][g[on], s_arr[on]]
+        at[:, r] = row_at[r][g_cls[c_arr, r], s_arr]
     has = at >= 0
     indices = at[has]
-    indptr = np.concatenate([[0], np.cumsum(has.sum(axis=1))])
-    A = sp.csc_array((np.ones(len(indices)), indices, indptr), shape=(n_rows, n_cells))
+    del at
+    small = np.int32 if max(len(indices), n_rows, n_cells) < 2**31 else np.int64
+    indptr = np.zeros(n_cells + 1, dtype=small)
+    np.cumsum(has.sum(axis=1, dtype=small), out=indptr[1:])
+    del has
+    A = sp.csc_array(
+        (np.ones(len(indices)), indices.astype(small, copy=False), indptr),
+        shape=(n_rows, n_cells),
+    )
     return sp.csr_array(A.tocsr())
 
 
@@ -782,20 +1013,19 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
         got = _persons_bucketized(rels, qi)
         if got is None:
             return None
-        persons, rows_of, qcodes = got
-        P = len(persons)
+        pid_col, rows_of, qcodes, qvalues = got
+        P = len(pid_col)
         got = _bucketized_releases(rels, rows_of, P)
         del rows_of  # the arrays below are freed as soon as they are used (10M people: GBs)
     except (TypeError, _General):  # values that do not sort, or of mixed types
         return None
     if got is None:
         return None
-    values, gcode, counts, bits, row_at, names, bucket_key = got
+    values, gcode, rows, bits, row_at, names = got
     del got
     nv = len(values)
     if nv > 63:
         return None
-    pid_col = persons["pid"]
     if split:
         pid_str = pid_col.astype(str)
         split_of = np.where(pid_str.isin(list(split)), pid_str, "")
@@ -803,8 +1033,9 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
     else:
         split_of = np.full(P, "", dtype=object)
         split_code = np.zeros(P, dtype=np.int64)
-    codes = _combine([*qcodes, *(gcode[:, r] + 1 for r in range(len(rels))), split_code], P)
-    del qcodes, split_code
+    groups_of = (gcode[:, r] + 1 for r in range(len(rels)))
+    codes = _combine([*_folded(qcodes), *groups_of, split_code], P)
+    del split_code
     first = _first_positions(codes)
     n_cls = len(first)
     g_cls = gcode[first]
@@ -820,25 +1051,23 @@ def _build_bucketized(rels, split: set, qi, sa) -> Structure | None:
         mcs[:, v] = (mask >> np.uint64(v)) & np.uint64(1)
     c_arr, s_arr = np.nonzero(mcs)
     del mcs, mask, bits
-    A_sa = _relation_matrix(g_cls, c_arr, s_arr, row_at, len(counts))
+    A_sa = _relation_matrix(g_cls, c_arr, s_arr, row_at, rows["n_rows"])
     del row_at
     if (np.diff(A_sa.indptr) == 0).any():
         return None
-    text = _text_of_classes(g_cls, names)
-    del g_cls
     return _placed_structure(
         rels,
-        persons,
+        (pid_col, _records(pid_col, qi, qcodes, qvalues)),
         codes,
         first,
-        text,
+        g_cls,
+        names,
         split_of,
         values,
         c_arr,
         s_arr,
-        counts,
+        rows,
         A_sa,
-        bucket_key,
     )
 
 
@@ -852,28 +1081,49 @@ def _inferred(values: np.ndarray):
 
 
 def _placed_structure(
-    rels, persons, codes, first, text, split_of, values, c_arr, s_arr, counts, A_sa, bucket_key
+    rels, persons, codes, first, g_cls, names, split_of, values, c_arr, s_arr, rows, A_sa
 ) -> Structure:
-    """The structure of pooled releases whose people are all placed (z cells only)."""
+    """The structure of pooled releases whose people are all placed (z cells only).
+
+    ``persons``: their ids and the maker of their frame. The frames ``records``,
+    ``classes`` and ``cells`` are made on first use, from the arrays kept here (the
+    class's first person, its group code in each release and its cells' values).
+    """
     qi, sa = list(rels[0].qi), rels[0].sa
+    pid, make_records = persons
     n_cls = len(first)
     cls_n = np.bincount(codes, minlength=n_cls)
     cls_split = split_of[first]
-    classes = persons[qi].iloc[first].reset_index(drop=True)
-    classes["groups"] = text
-    classes["n"] = cls_n
-    person_col = pd.Series(cls_split, dtype=object).where(cls_split != "", None)
-    classes["person"] = person_col
-    # columns taken from arrays whose dtype pandas inferred once (as it would per cell)
-    cells = pd.DataFrame(
-        {
-            **{c: _inferred(classes[c].to_numpy()).take(c_arr) for c in [*qi, "groups"]},
-            sa: _inferred(values).take(s_arr),
-            "cls": c_arr,
-            "n": cls_n[c_arr],
-            "person": _inferred(person_col.to_numpy()).take(c_arr),
-            "kind": "z",
-        },
-        copy=False,
-    )
-    return _z_structure(rels, persons, codes, classes, cells, counts, A_sa, bucket_key)
+    s_arr = s_arr.astype(np.min_scalar_type(max(len(values) - 1, 0)))
+
+    @cache
+    def make_classes() -> pd.DataFrame:
+        classes = make_records()[qi].iloc[first].reset_index(drop=True)
+        classes["groups"] = _text_of_classes(g_cls, names)
+        classes["n"] = cls_n
+        classes["person"] = pd.Series(cls_split, dtype=object).where(cls_split != "", None)
+        return classes
+
+    def make_cells() -> pd.DataFrame:
+        classes = make_classes()
+        # columns taken from arrays whose dtype pandas inferred once (as it would per cell)
+        return pd.DataFrame(
+            {
+                **{c: _inferred(classes[c].to_numpy()).take(c_arr) for c in [*qi, "groups"]},
+                sa: _inferred(values).take(s_arr),
+                "cls": c_arr,
+                "n": cls_n[c_arr],
+                "person": _inferred(classes["person"].to_numpy()).take(c_arr),
+                "kind": "z",
+            },
+            copy=False,
+        )
+
+    frames = {
+        "make_classes": make_classes,
+        "make_cells": make_cells,
+        "cell_class": c_arr,
+        "cell_n": cls_n[c_arr].astype(float),
+        "class_n": cls_n.astype(float),
+    }
+    return _z_structure(rels, pid, make_records, codes, frames, rows, A_sa)

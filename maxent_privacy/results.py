@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -104,7 +105,6 @@ class Result:
         # the model may change later (persons added): keep what this answer refers to
         self.structure = structure = model.structure
         z = structure.value_cell  # placements (pooled releases) are not posteriors
-        self._cells = structure.cells[z].reset_index(drop=True)
         self._person_names = [p.name for p in model.persons]
         self._person_class = structure.person_class
         self._cls = structure.cell_class[z]
@@ -119,6 +119,11 @@ class Result:
         self.fixed = fixed
         #: soft facts: how far each is off (0 when it holds), in the fact's units
         self.violations = pd.Series(violations or {}, name="violation", dtype=float)
+
+    @cached_property
+    def _cells(self) -> pd.DataFrame:
+        """The value cells of ``structure.cells`` (made on first use: millions of rows)."""
+        return self.structure.cells[self.structure.value_cell].reset_index(drop=True)
 
     # ------------------------------------------------------------- posteriors
     def cell_table(self) -> pd.DataFrame:

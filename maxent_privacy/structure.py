@@ -43,6 +43,33 @@ from .errors import KnowledgeError
 __all__ = ["Structure", "build_single", "remap_matrix"]
 
 
+class _Made:
+    """A frame field of :class:`Structure` set to the frame or to a function making it,
+    which is called on the first read (the frame is then kept).
+
+    >>> @dataclass
+    ... class Tables:
+    ...     frame: pd.DataFrame = _Made()
+    >>> t = Tables(lambda: pd.DataFrame({"a": [1, 2]}))
+    >>> callable(t.__dict__["_frame"]), len(t.frame), callable(t.__dict__["_frame"])
+    (True, 2, False)
+    """
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.key = "_" + name
+
+    def __get__(self, obj, owner=None) -> pd.DataFrame:
+        if obj is None:
+            raise AttributeError(self.key[1:])  # no default: the field must be given
+        value = obj.__dict__[self.key]
+        if not isinstance(value, pd.DataFrame):
+            value = obj.__dict__[self.key] = value()
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.key] = value
+
+
 @dataclass(eq=False)
 class Structure:
     """Record classes, cells and data rows of a model (read-only once built).
@@ -55,6 +82,10 @@ class Structure:
         ``n``, ``person``; pooled: ``kind``, "z" for a value cell, "y r<k>:<group>" for a
         placement). ``group_values``: one row per SA row (group, value, ``n``).
         ``shared_table``: one row per shared QI-invariant (QI, group, ``n``).
+        ``records``, ``classes``, ``cells`` and ``group_values`` may be given as functions
+        making them:
+        they are made on first use (pooled releases of millions of people: seconds and
+        GBs that solving does not need), then kept.
     Arrays over cells
         ``cell_class`` (class index), ``cell_n`` (base measure: the class size),
         ``cell_shared`` (shared QI-invariant row or -1), ``cell_sa`` (one release: the SA
@@ -63,7 +94,8 @@ class Structure:
     Arrays over rows
         ``class_n`` (class sizes), ``class_member`` (True when the class's bucket is
         unknown), ``sa_n`` and ``sa_bucket`` (right side and bucket code of each SA row),
-        ``sa_has_placement`` (an SA row holding placement cells), ``shared_n``.
+        ``sa_has_placement`` (an SA row holding placement cells), ``shared_n``,
+        ``sa_release`` (pooled: the release of each SA row, ``group_values["release"]``).
     Other
         ``sa_matrix`` (pooled Relation rows over cells), ``link_matrix`` (pooled link rows,
         right side 0), ``person_class`` (person id -> class index, or None), ``kind``
@@ -74,10 +106,10 @@ class Structure:
     qi: list
     sa: str
     group: str
-    records: pd.DataFrame
-    classes: pd.DataFrame
-    cells: pd.DataFrame
-    group_values: pd.DataFrame
+    records: pd.DataFrame = _Made()
+    classes: pd.DataFrame = _Made()
+    cells: pd.DataFrame = _Made()
+    group_values: pd.DataFrame = _Made()
     cell_class: np.ndarray
     cell_n: np.ndarray
     class_n: np.ndarray
@@ -95,6 +127,7 @@ class Structure:
     person_class: pd.Series | None
     key_fn: Callable[[], list] = field(repr=False)
     _keys: list | None = field(default=None, repr=False)
+    sa_release: np.ndarray | None = None
 
     @property
     def n_cells(self) -> int:
@@ -104,6 +137,8 @@ class Structure:
     @property
     def n_records(self) -> int:
         """Number of records (pooled releases: of people)."""
+        if self.kind == "pooled":  # one person_class entry per person, records not made
+            return len(self.person_class)
         return len(self.records)
 
     @property

@@ -348,7 +348,15 @@ def _random_releases(seed, pid=int, group=int, values=("flu", "hiv", "cold", "ac
 def _same_structure(a, b) -> None:
     for name in ("records", "classes", "cells", "group_values", "shared_table"):
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
-    for name in ("cell_class", "cell_n", "class_n", "sa_n", "sa_bucket", "placement_of"):
+    for name in (
+        "cell_class",
+        "cell_n",
+        "class_n",
+        "sa_n",
+        "sa_bucket",
+        "sa_release",
+        "placement_of",
+    ):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     assert (a.sa_matrix != b.sa_matrix).nnz == 0 and a.sa_matrix.shape == b.sa_matrix.shape
     pd.testing.assert_series_equal(a.person_class, b.person_class, check_exact=True)
@@ -361,6 +369,8 @@ def _same_structure(a, b) -> None:
         (0, {}),
         (1, {"pid": lambda i: f"p{i}", "group": lambda g: f"g{g}"}),
         (2, {"group": float, "values": (2, 10, 33)}),  # str order of values is not theirs
+        (4, {"group": lambda g: g - 40}),  # negative group labels
+        (5, {"pid": lambda i: f"p{i}", "group": lambda g: f"é,{g}\t"}),  # text printed as is
     ],
 )
 def test_pooled_bucketized_arrays_match_the_general_construction(monkeypatch, seed, kw):
@@ -387,6 +397,56 @@ def test_pooled_bucketized_arrays_match_the_general_construction(monkeypatch, se
     assert built[-1] is not None
     _same_structure(fast.structure, slow.structure)
     assert fast.n_cells > len(fast.classes) > 200
+
+
+def test_pooled_bucketized_text_qi_equal_but_not_the_same_objects(monkeypatch):
+    """Text QI values are coded from each person's first row and the other rows compared
+    with it: equal text in other string objects is the same value, and a QI column with a
+    number among its text goes to the construction for mixed values; both give the
+    structure of the general construction."""
+    from maxent_privacy import pooled
+
+    rels = _random_releases(6)
+    copied = [
+        Bucketized(r.frame.assign(zip=[("" + z + ".")[:-1] for z in r.frame["zip"]]), **_kw(r))
+        for r in rels
+    ]
+    assert copied[1].frame["zip"].iloc[0] is not rels[1].frame["zip"].iloc[0]
+    who = rels[2].frame["pid"].iloc[0]  # their zip is a number, in every release
+    mixed = [
+        Bucketized(r.frame.assign(zip=r.frame["zip"].where(r.frame["pid"] != who, 7)), **_kw(r))
+        for r in rels
+    ]
+    assert mixed[2].frame["zip"].iloc[0] == 7
+    for case in (copied, mixed):
+        fast = MaxEntModel(case).structure
+        with monkeypatch.context() as m:
+            m.setattr(pooled, "_build_bucketized", lambda *args: None)
+            _same_structure(fast, MaxEntModel(case).structure)
+
+
+def test_pooled_group_texts_laid_out_as_bytes_match_joined_texts():
+    """The groups column (``r1:3, r2:a``) made from rows of bytes is the text joined class
+    by class, for integer, float and text labels (commas, accents, a line break)."""
+    from maxent_privacy.pooled import _sorted_codes, _text_joined, _text_of_classes
+
+    rng = np.random.default_rng(7)
+    labels = [
+        np.array([-12, 0, 7, 1234567]),
+        np.array([3, 2**40], dtype=np.uint64),
+        np.array([-3.0, 1.0, 2.5]),
+        np.array(["", "a,b", "é", "日本"], dtype=object),
+        np.array(["x\ny", "z"], dtype=object),  # a line break: joined class by class
+    ]
+    for _ in range(30):
+        groups = [labels[k] for k in rng.choice(len(labels), 3)]
+        g_cls = np.stack([rng.integers(-1, len(g), 40) for g in groups], axis=1)
+        g_cls[:, 0] = np.maximum(g_cls[:, 0], 0)  # every class is in some release
+        fast, slow = _text_of_classes(g_cls, groups), _text_joined(g_cls, groups)
+        assert fast.dtype == object and fast.tolist() == slow.tolist()
+    for a in (np.array([5, -2, 5, 9]), np.array([2**62, 1]), np.array([3, 1], dtype=np.uint8)):
+        for got, want in zip(_sorted_codes(a), pd.factorize(a, sort=True), strict=True):
+            assert got.dtype == want.dtype and got.tolist() == want.tolist()
 
 
 def test_pooled_bucketized_mixed_values_take_the_general_construction():
