@@ -259,4 +259,3 @@ def test_placements_of_generalized_releases_go_to_maxent(monkeypatch):
     with pytest.raises(UnsupportedModel, match="joint cells.*CLARABEL"):
         model.solve(solver="maxent")
     assert model.solve().solver_stats["solver"] == "CLARABEL"
-
