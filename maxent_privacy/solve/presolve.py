@@ -259,12 +259,12 @@ def presolve_cells(
         fixed[zero_rows.indices] = 0.0
     cheap = _CheapRules(sp.csr_array(E), e)
     for _ in range(tl.PRESOLVE_MAX_ROUNDS):
-        free = np.isnan(fixed)
-        if not free.any():
+        changed = cheap.apply(fixed)
+        if cheap.n_free == 0:
             break
-        changed = cheap.apply(fixed, free)
         if changed:
             continue  # the cheap rules first, until they stop
+        cheap.stale = True  # the rules below change ``fixed`` in place
         if cls is not None:
             changed = _tight_rows(E_t, e_t, G, g, fixed, cls, class_n)
         if rect is not None and not changed:
@@ -286,98 +286,129 @@ def presolve_cells(
 
 class _CheapRules:
     """The zero and single-cell rules of :func:`presolve_cells`, at a cost per round
-    proportional to the cells fixed since the last one: per-row counts of free entries
-    and of negative ones, and the remaining right sides ``r = e - E x``, are updated from
-    the newly fixed columns (``E`` kept in CSC as well) instead of re-slicing ``E``. Each
-    ``r`` is recomputed as the whole row's product, so it equals ``e - E @ x`` exactly.
+    proportional to the entries of the cells fixed since the last round and of their rows:
+    per-row counts of free entries and of negative ones, and the remaining right sides
+    ``r = e - E x``, are updated from the newly fixed columns (``E`` kept in CSC as well)
+    instead of re-slicing ``E``, and only the rows those columns touch are tested again (a
+    row the last round tested and left alone cannot fire until one of its cells is fixed).
+    The cells fixed since the last round are the ones the rules fixed themselves, unless
+    ``stale`` says another rule may have changed ``fixed`` (then one full comparison).
+    Each ``r`` is recomputed as the whole row's product, so it equals ``e - E @ x``
+    exactly.
 
     >>> import numpy as np, scipy.sparse as sp
     >>> rules = _CheapRules(sp.csr_array(np.array([[1.0, 1.0], [0.0, 1.0]])), np.array([0.0, 3.0]))
     >>> fixed = np.full(2, np.nan)
-    >>> rules.apply(fixed, np.isnan(fixed)), fixed.tolist()
-    (True, [0.0, 0.0])
+    >>> rules.apply(fixed), fixed.tolist(), rules.n_free
+    (True, [0.0, 0.0], 0)
     """
 
     def __init__(self, E: sp.csr_array, e: np.ndarray):
         self.E, self.e = E, e
+        m, n = E.shape
         self.Ec = sp.csc_array(E)
-        m = E.shape[0]
         self.nnz = np.diff(E.indptr)
-        small = np.int32 if m < 2**31 else np.int64
-        self.row = np.repeat(np.arange(m, dtype=small), self.nnz)  # the row of each entry
-        self.neg = np.bincount(self.Ec.indices[self.Ec.data < 0], minlength=m)
-        self.free = np.ones(E.shape[1], dtype=bool)
-        self.vals = np.zeros(E.shape[1])
-        self.r = e - E @ self.vals
-        self.act = np.flatnonzero(self.nnz > 0)
+        neg = E.data < 0
+        if neg.any():  # negative entries per row, from the row pointers (no row array)
+            seen = np.concatenate([[0], np.cumsum(neg)])
+            self.neg = seen[E.indptr[1:]] - seen[E.indptr[:-1]]
+        else:
+            self.neg = np.zeros(m, dtype=self.nnz.dtype)
+        self.free = np.ones(n, dtype=bool)  # free once the last round is done
+        self.n_free = n
+        self.vals = np.zeros(n)
+        self.r = e - 0.0  # e - E @ 0, as a copy
         self.thr = tl.ZERO_RHS * np.maximum(1.0, np.abs(e))
+        self.stale = True  # compare with ``fixed`` in full at the next round
+        self.new = np.zeros(0, dtype=np.int64)  # cells the last round fixed, not counted yet
+        self.first = True
 
-    def _update(self, fixed: np.ndarray, free: np.ndarray) -> None:
-        """Counts and right sides brought up to ``fixed`` (``free``: where it is NaN)."""
+    def _update(self, fixed: np.ndarray) -> np.ndarray:
+        """Counts and right sides brought up to ``fixed``; the rows to test (sorted)."""
         m = self.E.shape[0]
-        new = np.flatnonzero(self.free & ~free)
-        if len(new):
-            rows, data = self._entries_of_cols(new)
+        new = self.new
+        if self.stale:  # cells another rule fixed
+            other = np.flatnonzero(self.free & ~np.isnan(fixed))
+            self.free[other] = False
+            self.n_free -= len(other)
+            new = np.concatenate([new, other])
+        self.stale, self.new = False, new[:0]
+        if not len(new):
+            return np.arange(m) if self.first else new
+        rows, data = self._entries_of_cols(new)
+        big = 8 * len(rows) > m
+        if big:
             self.nnz = self.nnz - np.bincount(rows, minlength=m)
-            self.neg = self.neg - np.bincount(rows[data < 0], minlength=m)
-        vals = np.where(free, 0.0, fixed)
-        moved = np.flatnonzero(vals != self.vals)
-        if len(moved):
-            dirty = np.zeros(m, dtype=bool)
-            dirty[self._entries_of_cols(moved)[0]] = True
-            dirty = np.flatnonzero(dirty)
+            if (data < 0).any():
+                self.neg = self.neg - np.bincount(rows[data < 0], minlength=m)
+            touched = _distinct(rows, m)
+        else:
+            touched, count = np.unique(rows, return_counts=True)
+            self.nnz[touched] -= count
+            if (data < 0).any():
+                lower, count = np.unique(rows[data < 0], return_counts=True)
+                self.neg[lower] -= count
+        vals = fixed[new]
+        moved = vals != 0.0
+        if moved.any():
+            self.vals[new[moved]] = vals[moved]
+            dirty = _distinct(self._entries_of_cols(new[moved])[0], m)
             if 8 * len(dirty) > m:  # many rows: one product (the same sums, row by row)
-                self.r = self.e - self.E @ vals
+                self.r = self.e - self.E @ self.vals
             else:
-                self.r[dirty] = self.e[dirty] - self.E[dirty] @ vals
-        self.free, self.vals = free, vals
+                self.r[dirty] = self.e[dirty] - self.E[dirty] @ self.vals
+        return np.arange(m) if self.first else touched
 
     def _entries_of_cols(self, cols: np.ndarray):
         """Row and coefficient of every entry of the columns ``cols`` (in any order)."""
-        n = self.E.shape[1]
-        if 8 * len(cols) <= n:
-            sub = self.Ec[:, cols]
-            return sub.indices, sub.data
-        on = np.zeros(n, dtype=bool)
-        on[cols] = True
-        on = np.flatnonzero(on[self.E.indices])  # many columns: a mask beats slicing
-        return self.row[on], self.E.data[on]
+        sub = self.Ec[:, cols]
+        return sub.indices, sub.data
 
-    def _entries_of_rows(self, rows: np.ndarray):
-        """Column and coefficient of every entry of the (sorted) ``rows``, row by row."""
-        m = self.E.shape[0]
-        if 8 * len(rows) <= m:
-            sub = self.E[rows]
-            return sub.indices, sub.data
-        on = np.zeros(m, dtype=bool)
-        on[rows] = True
-        on = np.flatnonzero(on[self.row])
-        return self.E.indices[on], self.E.data[on]
-
-    def apply(self, fixed: np.ndarray, free: np.ndarray) -> bool:
+    def apply(self, fixed: np.ndarray) -> bool:
         """One round of both rules on ``fixed`` (in place); True when it fixed a cell."""
-        self._update(fixed, free)
-        act = self.act = self.act[self.nnz[self.act] > 0]  # rows with a free cell
+        act = self._update(fixed)
+        self.first = False
+        act = act[self.nnz[act] > 0]  # rows with a free cell
         r = self.r[act]
-        changed = False
+        free = self.free
+        new = []
         # rows with nonnegative coefficients and nothing left to fill: all zero
         is_zero = (self.neg[act] == 0) & (np.abs(r) <= self.thr[act])
         if is_zero.any():
-            cols = self._entries_of_rows(act[is_zero])[0]
-            fixed[cols[free[cols]]] = 0.0
-            changed = True
+            cols = self.E[act[is_zero]].indices
+            cols = _distinct(cols[np.isnan(fixed[cols])], len(fixed))
+            fixed[cols] = 0.0
+            new.append(cols)
         # rows with a single free cell: its value is determined
         single = (self.nnz[act] == 1) & ~is_zero
         if single.any():
-            cols, data = self._entries_of_rows(act[single])
+            sub = self.E[act[single]]
+            cols, data = sub.indices, sub.data
             on = free[cols]
             cols, data = cols[on], data[on]
             value = r[single] / data
             value = np.where(np.abs(value) <= self.thr[act[single]], 0.0, value)
             still = np.isnan(fixed[cols])
             fixed[cols[still]] = value[still]
-            changed = changed or bool(still.any())
-        return changed
+            new.append(_distinct(cols[still], len(fixed)))
+        self.new = np.concatenate(new) if new else np.zeros(0, dtype=np.int64)
+        self.free[self.new] = False
+        self.n_free -= len(self.new)
+        return bool(len(self.new))
+
+
+def _distinct(rows: np.ndarray, m: int) -> np.ndarray:
+    """The distinct values of ``rows`` (row or cell indices below ``m``), sorted: a mask
+    when they are many, else a sort.
+
+    >>> _distinct(np.array([3, 1, 3]), 5).tolist()
+    [1, 3]
+    """
+    if 8 * len(rows) <= m:
+        return np.unique(rows)
+    seen = np.zeros(m, dtype=bool)
+    seen[rows] = True
+    return np.flatnonzero(seen)
 
 
 def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool | None:
