@@ -18,6 +18,12 @@ Two relaxations, for releases whose people all sit in a known group:
   carries at most its remaining size. People in only one of the two releases go through
   a free node (no count is published for them).
 
+Each relaxation is a separate network, settled by its own max-flow (one at a time: the
+memory of one network, not of all). :class:`PooledFlows` remembers its last call: a later
+call builds the networks only on the connected components (of the graph joining every
+free cell to its class and its Relation rows) that hold a class or row of a cell fixed
+since, the others being exactly as the last call left them (see its docstring).
+
 >>> import numpy as np
 >>> # source 0; class a (1) may hold x or y, class b (2) only x; x (3) and y (4) are
 >>> # held once each (edges to the sink 5, which returns the flow): a cannot hold x
@@ -37,7 +43,14 @@ from scipy.sparse.csgraph import connected_components, maximum_flow
 
 from . import tolerances as tl
 
-__all__ = ["Network", "PooledRows", "circulation_zeros", "pooled_flow_zeros", "settled_flows"]
+__all__ = [
+    "Network",
+    "PooledFlows",
+    "PooledRows",
+    "circulation_zeros",
+    "pooled_flow_zeros",
+    "settled_flows",
+]
 
 
 def circulation_zeros(n_nodes, tail, head, lo, hi) -> np.ndarray | None:
@@ -46,6 +59,10 @@ def circulation_zeros(n_nodes, tail, head, lo, hi) -> np.ndarray | None:
     See :func:`settled_flows`."""
     out = settled_flows(n_nodes, tail, head, lo, hi)
     return None if out is None else out[1] & (out[0] == 0)
+
+
+def _index_type(n: int):
+    return np.int32 if n < 2**31 - 2 else np.int64
 
 
 def settled_flows(n_nodes, tail, head, lo, hi) -> tuple[np.ndarray, np.ndarray] | None:
@@ -61,20 +78,26 @@ def settled_flows(n_nodes, tail, head, lo, hi) -> tuple[np.ndarray, np.ndarray] 
     reported settled only when its ends lie in different components (its own two residual
     arcs join them otherwise, so it may be settled without being reported).
     """
-    tail, head = np.asarray(tail, dtype=np.int64), np.asarray(head, dtype=np.int64)
+    small = _index_type(n_nodes + 2)
+    tail, head = np.asarray(tail, dtype=small), np.asarray(head, dtype=small)
     lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
     excess = np.bincount(head, lo, n_nodes) - np.bincount(tail, lo, n_nodes)
     excess = np.round(excess).astype(np.int64)
     src, sink = n_nodes, n_nodes + 1
     into, out = np.flatnonzero(excess > 0), np.flatnonzero(excess < 0)
-    rows = np.concatenate([tail, np.full(len(into), src), out])
-    cols = np.concatenate([head, into, np.full(len(out), sink)])
+    rows = np.concatenate([tail, np.full(len(into), src, dtype=small), out.astype(small)])
+    cols = np.concatenate([head, into.astype(small), np.full(len(out), sink, dtype=small)])
     cap = np.concatenate([hi - lo, excess[into], -excess[out]])
+    if cap.max(initial=0) < 2**31:  # max-flow's capacities are 32-bit integers
+        cap = cap.astype(np.int32)
     graph = sp.csr_array((cap, (rows, cols)), shape=(n_nodes + 2, n_nodes + 2))
+    del rows, cols, cap
     flow = maximum_flow(graph, src, sink, method="dinic")
+    del graph
     if flow.flow_value != excess[into].sum():
         return None
     f = lo + np.asarray(sp.csr_array(flow.flow)[tail, head]).ravel().astype(np.int64)
+    del flow
     fwd, bwd = f < hi, f > lo
     res = sp.csr_array(
         (
@@ -113,6 +136,7 @@ class Network:
         tail, head = np.asarray(tail, dtype=np.int64), np.asarray(head, dtype=np.int64)
         key = tail * (self.n_nodes + 1) + head
         uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        del key
         start = sum(len(t) for t in self.tail)
         self.tail.append(tail[first])
         self.head.append(head[first])
@@ -125,6 +149,7 @@ class Network:
         if not self.tail:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0)
         cat = [np.concatenate(v) for v in (self.tail, self.head, self.lo, self.hi)]
+        self.tail, self.head, self.lo, self.hi = [], [], [], []  # one copy, not two
         out = settled_flows(self.n_nodes, *cat)
         return None if out is None else (*out, cat[3])
 
@@ -134,69 +159,163 @@ class PooledRows:
     """The data rows of pooled releases where everyone sits in a known group.
 
     ``cls`` (class of each cell), ``class_n``; ``row_n`` (count of each Relation row),
-    ``row_release``; ``row_of`` (releases x cells: the Relation row of the cell in that
-    release, -1 when its class is not in the release).
+    ``row_release``; ``cells`` (a CSC matrix over the cells whose rows ``offset`` to
+    ``offset + len(row_n)`` are the Relation rows, coefficients 1: the Relation matrix
+    itself, or presolve's stacked rows, shared instead of copied).
     """
 
     cls: np.ndarray
     class_n: np.ndarray
     row_n: np.ndarray
     row_release: np.ndarray
-    row_of: np.ndarray
+    cells: sp.csc_array
+    offset: int = 0
 
     @classmethod
-    def of(cls, structure) -> PooledRows | None:
+    def of(cls, structure, cells=None, offset: int = 0) -> PooledRows | None:
         """The rows of a pooled :class:`~maxent_privacy.structure.Structure`, or None
-        when some group is uncertain (placement cells) or it is one release."""
+        when some group is uncertain (placement cells) or it is one release. ``cells``:
+        a CSC matrix holding the Relation rows from row ``offset`` (default: a CSC copy of
+        the structure's Relation matrix)."""
         s = structure
         if s.kind != "pooled" or (s.placement_of >= 0).any() or s.link_matrix.shape[0]:
             return None
+        if cells is None:
+            cells, offset = sp.csc_array(s.sa_matrix), 0
         rel = s.group_values["release"].to_numpy()
-        A = sp.coo_array(s.sa_matrix)
-        small = np.int32 if A.shape[0] < 2**31 else np.int64  # releases x cells: keep it lean
-        row_of = np.full((int(rel.max()) + 1, s.n_cells), -1, dtype=small)
-        row_of[rel[A.row], A.col] = A.row
-        return cls(s.cell_class, s.class_n, s.sa_n, rel, row_of)
+        return cls(s.cell_class, s.class_n, s.sa_n, rel, cells, offset)
+
+    @property
+    def n_releases(self) -> int:
+        return int(self.row_release.max()) + 1
+
+    def rows_of(self, idx: np.ndarray) -> np.ndarray:
+        """Releases x ``len(idx)``: the Relation row of each cell ``idx`` in each release,
+        -1 when its class is not in that release."""
+        sub = self.cells[:, idx]
+        row = sub.indices.astype(np.int64) - self.offset
+        col = np.repeat(np.arange(len(idx)), np.diff(sub.indptr))
+        on = (row >= 0) & (row < len(self.row_n))
+        out = np.full((self.n_releases, len(idx)), -1, dtype=_index_type(len(self.row_n)))
+        out[self.row_release[row[on]], col[on]] = row[on]
+        return out
+
+    def remaining(self, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Class totals and Relation counts still free once the cells hold ``vals``
+        (summed cell by cell in index order)."""
+        R = self.class_n - np.bincount(self.cls, vals, len(self.class_n))
+        put = np.flatnonzero(vals)
+        sub = self.cells[:, put]
+        row = sub.indices.astype(np.int64) - self.offset
+        on = (row >= 0) & (row < len(self.row_n))
+        weight = np.repeat(vals[put], np.diff(sub.indptr))[on]
+        return R, self.row_n - np.bincount(row[on], weight, len(self.row_n))
+
+    def near(self, free_idx: np.ndarray, row_of: np.ndarray, touched: np.ndarray):
+        """Which of the free cells ``free_idx`` (their rows ``row_of``) lie in a connected
+        component, of the graph joining each of them to its class and its Relation rows,
+        that holds the class or a row of a cell of ``touched``."""
+        n_cls = len(self.class_n)
+        size = n_cls + len(self.row_n)
+        c = self.cls[free_idx]
+        flat = row_of.ravel()
+        on = flat >= 0
+        graph = sp.csr_array(
+            (np.ones(int(on.sum()), dtype=bool), (np.tile(c, len(row_of))[on], n_cls + flat[on])),
+            shape=(size, size),
+        )
+        _, label = connected_components(graph, directed=False)
+        t_rows = self.rows_of(touched)
+        marks = np.concatenate([self.cls[touched], n_cls + t_rows[t_rows >= 0]])
+        hit = np.zeros(label.max(initial=0) + 1, dtype=bool)
+        hit[label[marks]] = True
+        return hit[label[c]]
 
 
 def _integral(v: np.ndarray) -> bool:
     return bool(np.abs(v - np.round(v)).max(initial=0.0) <= tl.FLOW_INTEGER)
 
 
-def pooled_flow_zeros(rows: PooledRows, fixed: np.ndarray) -> bool | None:
+class PooledFlows:
+    """:func:`pooled_flow_zeros` as presolve calls it, again and again until it fixes
+    nothing: a later call builds the networks only on the connected components (of the
+    graph joining each free cell to its class and its Relation rows) holding a class or
+    row of a cell fixed since the last call began (by that call or by any other rule).
+
+    Why that is exact: every network of :func:`pooled_flow_zeros` is a union of pieces,
+    each inside one such component, and a piece depends only on its free cells and the
+    remaining totals of its classes and rows. A component none of whose classes and rows
+    lost a free cell since the last call is the same set of free cells with the same
+    totals, so its pieces are the same networks. The last call settled them all (it
+    returned True: every network had a feasible flow), and what it decides on a piece is
+    a property of the piece's polytope, not of the max-flow found (see
+    :func:`settled_flows`): any cell it could fix there, it fixed, which would have
+    touched the component. So the full call would fix nothing more there, and it would
+    have found those pieces feasible again. The totals are still checked in full (their
+    integrality and sign decide whether the flows run at all).
+
+    >>> from maxent_privacy import MaxEntModel, Bucketized
+    >>> import pandas as pd
+    >>> r1 = pd.DataFrame({"pid": [0, 1, 2], "q": [0, 1, 2], "s": ["a", "a", "b"], "b": 0})
+    >>> r2 = pd.DataFrame({"pid": [0, 1, 4], "q": [0, 1, 2], "s": ["a", "b", "b"], "b": 0})
+    >>> model = MaxEntModel([Bucketized(r, qi=["q"], sa="s", group="b", person="pid")
+    ...                      for r in (r1, r2)])
+    >>> flows = PooledFlows(PooledRows.of(model.structure))
+    >>> fixed = np.full(model.n_cells, np.nan)
+    >>> flows(fixed), int(np.isnan(fixed).sum()) < model.n_cells, flows(fixed)
+    (True, True, False)
+    """
+
+    def __init__(self, rows: PooledRows):
+        self.rows = rows
+        self.free_before = None  # free cells when the last call began, if it returned True
+
+    def __call__(self, fixed: np.ndarray) -> bool | None:
+        free = np.isnan(fixed)
+        cells = None
+        if self.free_before is not None:
+            idx = np.flatnonzero(free)
+            touched = np.flatnonzero(self.free_before & ~free)
+            cells = idx[self.rows.near(idx, self.rows.rows_of(idx), touched)]
+        out = pooled_flow_zeros(self.rows, fixed, cells)
+        self.free_before = free if out is True else None
+        return out
+
+
+def pooled_flow_zeros(rows: PooledRows, fixed: np.ndarray, cells=None) -> bool | None:
     """Fix (in ``fixed``, NaN = free) the cells that the per-group and per-value flows
     settle: at 0, at their class's remaining size, or (a cell alone on its edge) at the
     edge's only flow. True when it fixed one, None when the remaining totals are not
-    integers (max-flow capacities), False otherwise."""
+    integers (max-flow capacities), False otherwise. ``cells``: the free cells to build
+    the networks on (default: every free cell; see :class:`PooledFlows`)."""
     free = np.isnan(fixed)
     if not free.any():
         return False
-    vals = np.where(free, 0.0, fixed)
-    R = rows.class_n - np.bincount(rows.cls, vals, len(rows.class_n))
-    C = rows.row_n.copy()
-    for r_of in rows.row_of:
-        on = r_of >= 0
-        C -= np.bincount(r_of[on], vals[on], len(C))
+    R, C = rows.remaining(np.where(free, 0.0, fixed))
     if not (_integral(R) and _integral(C)):
         return None
     R, C = np.round(R).astype(np.int64), np.round(C).astype(np.int64)
     if (R < 0).any() or (C < 0).any():
         return False  # contradictory: left to the solver's diagnosis
-    net = Network.empty()
-    n_rel = len(rows.row_of)
-    edge_of = [group_network(net, rows, R, C, r, free) for r in range(n_rel)]
-    for a in range(n_rel):
-        for b in range(a + 1, n_rel):
-            edge_of.append(value_network(net, rows, R, C, a, b, free))
-    settled = net.settled()
-    if settled is None:
-        return False  # infeasible: left to the solver's diagnosis
-    f, fixed_edge, hi = settled
-    idx = np.flatnonzero(free)
-    cap = R[rows.cls[idx]]
+    idx = np.flatnonzero(free) if cells is None else np.asarray(cells)
+    row_of = rows.rows_of(idx)
+    c, cap = rows.cls[idx], R[rows.cls[idx]]
     value = np.full(len(idx), np.nan)
-    for e in edge_of:
+    n_rel = len(row_of)
+    pairs = [(a, b) for a in range(n_rel) for b in range(a + 1, n_rel)]
+    for a, b in [(r, None) for r in range(n_rel)] + pairs:
+        net = Network.empty()
+        if b is None:
+            e = group_network(net, c, row_of[a], R, C)
+        else:
+            e = value_network(net, row_of[a], row_of[b], cap, C, rows.row_release == a)
         on = e >= 0
+        if not on.any():
+            continue
+        settled = net.settled()
+        if settled is None:
+            return False  # infeasible: left to the solver's diagnosis
+        f, fixed_edge, hi = settled
         e = np.maximum(e, 0)
         alone = np.bincount(e[on], minlength=len(f))[e] == 1
         # a settled edge fixes its cells when it is empty, full, or holds one cell
@@ -210,16 +329,15 @@ def pooled_flow_zeros(rows: PooledRows, fixed: np.ndarray) -> bool | None:
     return True
 
 
-def group_network(net: Network, rows: PooledRows, R, C, r: int, free) -> np.ndarray:
-    """Release ``r``'s transportation problems (class -> value row) added to ``net``; the
-    edge of every free cell (-1 for cells whose class is not in release ``r``)."""
-    idx = np.flatnonzero(free)
-    row = rows.row_of[r, idx]
+def group_network(net: Network, c, row, R, C) -> np.ndarray:
+    """One release's transportation problems (class -> value row) added to ``net``, for
+    cells of classes ``c`` whose row in the release is ``row`` (-1: not in it); the edge
+    of every cell (-1 for cells not in the release)."""
     on = row >= 0
-    out = np.full(len(idx), -1)
+    out = np.full(len(row), -1)
     if not on.any():
         return out
-    used_c, ci = np.unique(rows.cls[idx[on]], return_inverse=True)
+    used_c, ci = np.unique(c[on], return_inverse=True)
     used_r, ri = np.unique(row[on], return_inverse=True)
     nc, nr = len(used_c), len(used_r)
     base = net.nodes(nc + nr + 2)
@@ -232,41 +350,40 @@ def group_network(net: Network, rows: PooledRows, R, C, r: int, free) -> np.ndar
     return out
 
 
-def value_network(net: Network, rows: PooledRows, R, C, a: int, b: int, free) -> np.ndarray:
-    """Per value, releases ``a`` and ``b``: row of A -> row of B through the classes in
-    both (a free node on the side a class is missing), added to ``net``; the edge of every
-    free cell (-1 for cells in neither)."""
-    idx = np.flatnonzero(free)
-    ra, rb = rows.row_of[a, idx], rows.row_of[b, idx]
-    out = np.full(len(idx), -1)
+def value_network(net: Network, ra, rb, cap, C, in_a) -> np.ndarray:
+    """Per value, releases A and B (``ra``, ``rb``: the rows of the cells there, -1: not
+    in it; ``in_a``: which Relation rows are A's): row of A -> row of B through the
+    classes in both (a free node on the side a class is missing; ``cap``: the cells'
+    class totals), added to ``net``; the edge of every cell (-1 for cells in neither)."""
+    out = np.full(len(ra), -1)
     on = (ra >= 0) | (rb >= 0)
     if not on.any():
         return out
     # the value of a cell: its rows in A and B hold the same value; number the values by
     # the connected pieces of rows (a row of A and a row of B share a value when a cell
     # links them) - any labelling that keeps different values apart is enough
-    used = np.unique(np.concatenate([ra[on], rb[on]]))
-    used = used[used >= 0]
-    node_of_row = np.full(len(rows.row_n), -1)
-    base = net.nodes(len(used))
-    node_of_row[used] = base + np.arange(len(used))
-    # the pieces (values) of the rows: one src, sink, free-A and free-B node per piece
     ea, eb = ra[on], rb[on]
+    used = np.unique(np.concatenate([ea, eb]))
+    used = used[used >= 0]
+    local = np.full(len(C), -1, dtype=_index_type(len(C)))  # a row's node, from ``base``
+    local[used] = np.arange(len(used))
+    base = net.nodes(len(used))
     both = (ea >= 0) & (eb >= 0)
     link = sp.csr_array(
-        (np.ones(int(both.sum())), (node_of_row[ea[both]] - base, node_of_row[eb[both]] - base)),
+        (np.ones(int(both.sum()), dtype=bool), (local[ea[both]], local[eb[both]])),
         shape=(len(used), len(used)),
     )
     n_val, val = connected_components(link, directed=False)
-    cell_val = val[node_of_row[np.where(ea >= 0, ea, eb)] - base]
+    del link
+    cell_val = val[local[np.where(ea >= 0, ea, eb)]]
     extra = net.nodes(4 * n_val)
     src, sink, free_a, free_b = (extra + k * n_val + np.arange(n_val) for k in range(4))
-    tail = np.where(ea >= 0, node_of_row[np.maximum(ea, 0)], free_a[cell_val])
-    head = np.where(eb >= 0, node_of_row[np.maximum(eb, 0)], free_b[cell_val])
-    cap = R[rows.cls[idx[on]]]
+    tail = np.where(ea >= 0, base + local[np.maximum(ea, 0)], free_a[cell_val])
+    head = np.where(eb >= 0, base + local[np.maximum(eb, 0)], free_b[cell_val])
+    cap = cap[on]
     out[on] = net.edges(tail, head, 0, cap)
     big = int(cap.sum()) + 1
-    is_a = rows.row_release[used] == a
+    is_a = in_a[used]
     rnode = base + np.arange(len(used))
     net.edges(src[val[is_a]], rnode[is_a], C[used[is_a]], C[used[is_a]])
     net.edges(rnode[~is_a], sink[val[~is_a]], C[used[~is_a]], C[used[~is_a]])

@@ -23,7 +23,6 @@ exactly 1.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -31,7 +30,7 @@ import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
 from . import tolerances as tl
-from .flows import PooledRows, pooled_flow_zeros
+from .flows import PooledFlows, PooledRows
 from .problem import MaxEntProblem
 from .tight import rect_tight as _rect_tight
 from .tight import tight_rows as _tight_rows
@@ -144,12 +143,13 @@ class FixForcedCells:
         # one release: the bucket flows decide the data rows exactly, so the tight rule
         # only looks at the facts (and their sums)
         n_data = sum(a.shape[0] for a, _ in blocks)
-        pooled = PooledRows.of(s)
+        Ec = sp.csc_array(E)  # the cheap rules' columns, and the flows' Relation rows
+        pooled = PooledRows.of(s, Ec, blocks[0][0].shape[0] + blocks[1][0].shape[0])
         # pooled releases: the flows decide what the tight rule would on the data rows
         exact = rect is not None or pooled is not None
         return presolve_cells(
             E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if exact else 0,
-            flows=None if pooled is None else partial(pooled_flow_zeros, pooled),
+            flows=None if pooled is None else PooledFlows(pooled), csc=Ec,
         )  # fmt: skip
 
 
@@ -242,6 +242,7 @@ def presolve_cells(
     rect=None,
     tight_from: int = 0,
     flows=None,
+    csc=None,
 ) -> np.ndarray:
     """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free.
 
@@ -252,12 +253,13 @@ def presolve_cells(
     ``>= 1`` puts everyone with q on s). ``flows(fixed)`` (pooled releases, see
     :func:`.flows.pooled_flow_zeros`) fixes more cells in place when the other rules stop;
     it returns None when it cannot run, and the tight rule then also takes the data rows.
+    ``csc``: ``E`` in CSC form if the caller has it already.
     """
     fixed = np.full(n, np.nan)
     E_t, e_t = sp.csr_array(E[tight_from:]), e[tight_from:]  # rows for the tight rule
     if zero_rows.shape[0]:
         fixed[zero_rows.indices] = 0.0
-    cheap = _CheapRules(sp.csr_array(E), e)
+    cheap = _CheapRules(sp.csr_array(E), e, csc)
     for _ in range(tl.PRESOLVE_MAX_ROUNDS):
         changed = cheap.apply(fixed)
         if cheap.n_free == 0:
@@ -303,10 +305,10 @@ class _CheapRules:
     (True, [0.0, 0.0], 0)
     """
 
-    def __init__(self, E: sp.csr_array, e: np.ndarray):
+    def __init__(self, E: sp.csr_array, e: np.ndarray, Ec: sp.csc_array | None = None):
         self.E, self.e = E, e
         m, n = E.shape
-        self.Ec = sp.csc_array(E)
+        self.Ec = sp.csc_array(E) if Ec is None else Ec
         self.nnz = np.diff(E.indptr)
         neg = E.data < 0
         if neg.any():  # negative entries per row, from the row pointers (no row array)
