@@ -202,14 +202,10 @@ class PooledRows:
 
     def remaining(self, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Class totals and Relation counts still free once the cells hold ``vals``
-        (summed cell by cell in index order)."""
+        (each summed cell by cell in index order, as the CSC product adds them up)."""
         R = self.class_n - np.bincount(self.cls, vals, len(self.class_n))
-        put = np.flatnonzero(vals)
-        sub = self.cells[:, put]
-        row = sub.indices.astype(np.int64) - self.offset
-        on = (row >= 0) & (row < len(self.row_n))
-        weight = np.repeat(vals[put], np.diff(sub.indptr))[on]
-        return R, self.row_n - np.bincount(row[on], weight, len(self.row_n))
+        put = self.cells @ vals
+        return R, self.row_n - put[self.offset : self.offset + len(self.row_n)]
 
     def near(self, free_idx: np.ndarray, row_of: np.ndarray, touched: np.ndarray):
         """Which of the free cells ``free_idx`` (their rows ``row_of``) lie in a connected
@@ -329,6 +325,19 @@ def pooled_flow_zeros(rows: PooledRows, fixed: np.ndarray, cells=None) -> bool |
     return True
 
 
+def _ranked(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` for values in ``range(size)``, by a mask
+    instead of a sort.
+
+    >>> [a.tolist() for a in _ranked(np.array([5, 2, 5]), 8)]
+    [[2, 5], [1, 0, 1]]
+    """
+    seen = np.zeros(size, dtype=bool)
+    seen[values] = True
+    rank = np.cumsum(seen, dtype=_index_type(size)) - 1
+    return np.flatnonzero(seen), rank[values]
+
+
 def group_network(net: Network, c, row, R, C) -> np.ndarray:
     """One release's transportation problems (class -> value row) added to ``net``, for
     cells of classes ``c`` whose row in the release is ``row`` (-1: not in it); the edge
@@ -337,8 +346,8 @@ def group_network(net: Network, c, row, R, C) -> np.ndarray:
     out = np.full(len(row), -1)
     if not on.any():
         return out
-    used_c, ci = np.unique(c[on], return_inverse=True)
-    used_r, ri = np.unique(row[on], return_inverse=True)
+    used_c, ci = _ranked(c[on], len(R))
+    used_r, ri = _ranked(row[on], len(C))
     nc, nr = len(used_c), len(used_r)
     base = net.nodes(nc + nr + 2)
     src, sink = base + nc + nr, base + nc + nr + 1
@@ -363,10 +372,12 @@ def value_network(net: Network, ra, rb, cap, C, in_a) -> np.ndarray:
     # the connected pieces of rows (a row of A and a row of B share a value when a cell
     # links them) - any labelling that keeps different values apart is enough
     ea, eb = ra[on], rb[on]
-    used = np.unique(np.concatenate([ea, eb]))
-    used = used[used >= 0]
-    local = np.full(len(C), -1, dtype=_index_type(len(C)))  # a row's node, from ``base``
-    local[used] = np.arange(len(used))
+    seen = np.zeros(len(C), dtype=bool)
+    seen[ea[ea >= 0]] = True
+    seen[eb[eb >= 0]] = True
+    used = np.flatnonzero(seen)
+    local = np.cumsum(seen, dtype=_index_type(len(C))) - 1  # a used row's node, from ``base``
+    del seen
     base = net.nodes(len(used))
     both = (ea >= 0) & (eb >= 0)
     link = sp.csr_array(

@@ -110,7 +110,7 @@ class FixForcedCells:
     def _presolve(self, p: MaxEntProblem) -> np.ndarray:
         n = p.n_cells
         blocks = p.data_blocks()
-        E = sp.vstack([a for a, _ in blocks] + [p.F_eq], format="csr")
+        E = _stack_rows([a for a, _ in blocks] + [p.F_eq], n)
         e = np.concatenate([b for _, b in blocks] + [p.f_eq])
         F_in, f_in = p.F_in, p.f_in
         zero_rows, G, g = sp.csr_array((0, n)), None, None
@@ -129,7 +129,7 @@ class FixForcedCells:
         # values, which pins the Qv records to them (exact, as a data row)
         sums = [_group_sums(p, start, grp) for start, grp in p.eq_groups]
         if sums:
-            E = sp.vstack([E] + [a for a, _ in sums], format="csr")
+            E = _stack_rows([E] + [a for a, _ in sums], n)
             e = np.concatenate([e] + [v for _, v in sums])
         s = p.structure
         cls_t = np.where(s.value_cell, s.cell_class, -1)
@@ -151,6 +151,30 @@ class FixForcedCells:
             E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if exact else 0,
             flows=None if pooled is None else PooledFlows(pooled), csc=Ec,
         )  # fmt: skip
+
+
+def _stack_rows(mats: list, n: int) -> sp.csr_array:
+    """Row blocks (``n`` columns each) stacked into one CSR matrix, entries in the blocks'
+    order (as ``sp.vstack``), with 32-bit indices when they fit: half the memory of 64-bit
+    ones, and of the CSC copy made from it.
+
+    >>> a = sp.csr_array(np.array([[1.0, 0.0]]))
+    >>> s = _stack_rows([a, sp.csr_array((0, 2)), 2 * a], 2)
+    >>> s.toarray().tolist(), s.indices.dtype.name
+    ([[1.0, 0.0], [2.0, 0.0]], 'int32')
+    """
+    mats = [sp.csr_array(a) for a in mats]
+    nnz, m = sum(a.nnz for a in mats), sum(a.shape[0] for a in mats)
+    idx = np.int32 if max(nnz, n, m) < 2**31 - 1 else np.int64
+    data, indices = np.empty(nnz), np.empty(nnz, dtype=idx)
+    indptr = np.empty(m + 1, dtype=idx)
+    indptr[0] = at = row = 0
+    for a in mats:
+        data[at : at + a.nnz] = a.data[: a.nnz]
+        indices[at : at + a.nnz] = a.indices[: a.nnz]
+        indptr[row + 1 : row + 1 + a.shape[0]] = a.indptr[1:] + at
+        at, row = at + a.nnz, row + a.shape[0]
+    return sp.csr_array((data, indices, indptr), shape=(m, n))
 
 
 def _group_sums(p: MaxEntProblem, start: int, grp: np.ndarray):
@@ -320,13 +344,13 @@ class _CheapRules:
         self.n_free = n
         self.vals = np.zeros(n)
         self.r = e - 0.0  # e - E @ 0, as a copy
-        self.thr = tl.ZERO_RHS * np.maximum(1.0, np.abs(e))
         self.stale = True  # compare with ``fixed`` in full at the next round
         self.new = np.zeros(0, dtype=np.int64)  # cells the last round fixed, not counted yet
         self.first = True
 
-    def _update(self, fixed: np.ndarray) -> np.ndarray:
-        """Counts and right sides brought up to ``fixed``; the rows to test (sorted)."""
+    def _update(self, fixed: np.ndarray) -> np.ndarray | None:
+        """Counts and right sides brought up to ``fixed``; the rows to test (sorted; None:
+        every row)."""
         m = self.E.shape[0]
         new = self.new
         if self.stale:  # cells another rule fixed
@@ -335,61 +359,66 @@ class _CheapRules:
             self.n_free -= len(other)
             new = np.concatenate([new, other])
         self.stale, self.new = False, new[:0]
+        first, self.first = self.first, False
         if not len(new):
-            return np.arange(m) if self.first else new
-        rows, data = self._entries_of_cols(new)
-        big = 8 * len(rows) > m
-        if big:
-            self.nnz = self.nnz - np.bincount(rows, minlength=m)
+            return None if first else new
+        sub = self.Ec[:, new]
+        rows, data = sub.indices, sub.data
+        if 8 * len(rows) > m:
+            self.nnz -= np.bincount(rows, minlength=m).astype(self.nnz.dtype, copy=False)
             if (data < 0).any():
-                self.neg = self.neg - np.bincount(rows[data < 0], minlength=m)
+                self.neg -= np.bincount(rows[data < 0], minlength=m).astype(self.neg.dtype)
             touched = _distinct(rows, m)
         else:
             touched, count = np.unique(rows, return_counts=True)
-            self.nnz[touched] -= count
+            self.nnz[touched] -= count.astype(self.nnz.dtype, copy=False)
             if (data < 0).any():
                 lower, count = np.unique(rows[data < 0], return_counts=True)
-                self.neg[lower] -= count
+                self.neg[lower] -= count.astype(self.neg.dtype, copy=False)
         vals = fixed[new]
         moved = vals != 0.0
         if moved.any():
             self.vals[new[moved]] = vals[moved]
-            dirty = _distinct(self._entries_of_cols(new[moved])[0], m)
+            dirty = _distinct(rows[np.repeat(moved, np.diff(sub.indptr))], m)
             if 8 * len(dirty) > m:  # many rows: one product (the same sums, row by row)
                 self.r = self.e - self.E @ self.vals
             else:
                 self.r[dirty] = self.e[dirty] - self.E[dirty] @ self.vals
-        return np.arange(m) if self.first else touched
-
-    def _entries_of_cols(self, cols: np.ndarray):
-        """Row and coefficient of every entry of the columns ``cols`` (in any order)."""
-        sub = self.Ec[:, cols]
-        return sub.indices, sub.data
+        return None if first else touched
 
     def apply(self, fixed: np.ndarray) -> bool:
         """One round of both rules on ``fixed`` (in place); True when it fixed a cell."""
         act = self._update(fixed)
-        self.first = False
-        act = act[self.nnz[act] > 0]  # rows with a free cell
-        r = self.r[act]
-        free = self.free
-        new = []
+        at = slice(None) if act is None else act  # every row: no gathered copies
+        nnz, r, e = self.nnz[at], self.r[at], self.e[at]
+        live = nnz > 0
+        thr = np.abs(e)
+        np.maximum(thr, 1.0, out=thr)
+        thr *= tl.ZERO_RHS
         # rows with nonnegative coefficients and nothing left to fill: all zero
-        is_zero = (self.neg[act] == 0) & (np.abs(r) <= self.thr[act])
-        if is_zero.any():
-            cols = self.E[act[is_zero]].indices
+        is_zero = live & (self.neg[at] == 0) & (np.abs(r) <= thr)
+        single = live & (nnz == 1) & ~is_zero
+        del live, nnz
+        # rows with a single free cell: its value is determined
+        one = np.flatnonzero(single)
+        r_one, thr_one = r[one], thr[one]
+        zero = np.flatnonzero(is_zero)
+        del is_zero, single, r, e, thr
+        if act is not None:
+            zero, one = act[zero], act[one]
+        new = []
+        if len(zero):
+            cols = self.E[zero].indices
             cols = _distinct(cols[np.isnan(fixed[cols])], len(fixed))
             fixed[cols] = 0.0
             new.append(cols)
-        # rows with a single free cell: its value is determined
-        single = (self.nnz[act] == 1) & ~is_zero
-        if single.any():
-            sub = self.E[act[single]]
+        if len(one):
+            sub = self.E[one]
             cols, data = sub.indices, sub.data
-            on = free[cols]
+            on = self.free[cols]
             cols, data = cols[on], data[on]
-            value = r[single] / data
-            value = np.where(np.abs(value) <= self.thr[act[single]], 0.0, value)
+            value = r_one / data
+            value = np.where(np.abs(value) <= thr_one, 0.0, value)
             still = np.isnan(fixed[cols])
             fixed[cols[still]] = value[still]
             new.append(_distinct(cols[still], len(fixed)))
