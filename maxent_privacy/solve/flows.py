@@ -18,11 +18,12 @@ Two relaxations, for releases whose people all sit in a known group:
   carries at most its remaining size. People in only one of the two releases go through
   a free node (no count is published for them).
 
-Each relaxation is a separate network, settled by its own max-flow (one at a time: the
-memory of one network, not of all). :class:`PooledFlows` remembers its last call: a later
-call builds the networks only on the connected components (of the graph joining every
-free cell to its class and its Relation rows) that hold a class or row of a cell fixed
-since, the others being exactly as the last call left them (see its docstring).
+Each relaxation is a separate network; they are settled a few at a time (one max-flow
+for up to ``FLOW_BATCH_EDGES`` edges: the memory of one large network, not of all).
+:class:`PooledFlows` remembers its last call: a later call builds the networks only on
+the connected components (of the graph joining every free cell to its class and its
+Relation rows) that hold a class or row of a cell fixed since, the others being exactly
+as the last call left them (see its docstring).
 
 >>> import numpy as np
 >>> # source 0; class a (1) may hold x or y, class b (2) only x; x (3) and y (4) are
@@ -125,6 +126,10 @@ class Network:
     def empty(cls) -> Network:
         return cls(0, [], [], [], [])
 
+    @property
+    def n_edges(self) -> int:
+        return sum(len(t) for t in self.tail)
+
     def nodes(self, k: int) -> int:
         """Add ``k`` nodes; the first one's index."""
         first = self.n_nodes
@@ -137,7 +142,7 @@ class Network:
         key = tail * (self.n_nodes + 1) + head
         uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
         del key
-        start = sum(len(t) for t in self.tail)
+        start = self.n_edges
         self.tail.append(tail[first])
         self.head.append(head[first])
         self.lo.append(np.bincount(inv, np.broadcast_to(lo, tail.shape), len(uniq)))
@@ -228,6 +233,11 @@ class PooledRows:
         return hit[label[c]]
 
 
+#: networks are settled together (one max-flow) until they hold this many edges: fewer
+#: calls on small instances, the memory of one network at a time on large ones
+FLOW_BATCH_EDGES = 1_000_000
+
+
 def _integral(v: np.ndarray) -> bool:
     return bool(np.abs(v - np.round(v)).max(initial=0.0) <= tl.FLOW_INTEGER)
 
@@ -298,31 +308,40 @@ def pooled_flow_zeros(rows: PooledRows, fixed: np.ndarray, cells=None) -> bool |
     c, cap = rows.cls[idx], R[rows.cls[idx]]
     value = np.full(len(idx), np.nan)
     n_rel = len(row_of)
-    pairs = [(a, b) for a in range(n_rel) for b in range(a + 1, n_rel)]
-    for a, b in [(r, None) for r in range(n_rel)] + pairs:
-        net = Network.empty()
+    jobs = [(r, None) for r in range(n_rel)]
+    jobs += [(a, b) for a in range(n_rel) for b in range(a + 1, n_rel)]
+    net, batch = Network.empty(), []
+    for k, (a, b) in enumerate(jobs):
         if b is None:
             e = group_network(net, c, row_of[a], R, C)
         else:
             e = value_network(net, row_of[a], row_of[b], cap, C, rows.row_release == a)
-        on = e >= 0
-        if not on.any():
+        if (e >= 0).any():
+            batch.append(e)
+        if not batch or (net.n_edges < FLOW_BATCH_EDGES and k + 1 < len(jobs)):
             continue
-        settled = net.settled()
+        settled = net.settled()  # the networks so far: disjoint, settled together
         if settled is None:
             return False  # infeasible: left to the solver's diagnosis
-        f, fixed_edge, hi = settled
-        e = np.maximum(e, 0)
-        alone = np.bincount(e[on], minlength=len(f))[e] == 1
-        # a settled edge fixes its cells when it is empty, full, or holds one cell
-        sure = on & fixed_edge[e] & ((f[e] == 0) | (f[e] == hi[e]) | alone)
-        got = np.where(f[e] == 0, 0.0, np.where(alone, f[e], cap)).astype(float)
-        value = np.where(sure & np.isnan(value), got, value)
+        for e in batch:
+            value = _cell_values(e, *settled, cap, value)
+        net, batch = Network.empty(), []
     new = ~np.isnan(value)
     if not new.any():
         return False
     fixed[idx[new]] = value[new]
     return True
+
+
+def _cell_values(e, f, fixed_edge, hi, cap, value):
+    """``value`` with the cells that their edge ``e`` (-1: none) settles filled in where
+    still NaN: a settled edge fixes its cells when it is empty, full, or holds one cell."""
+    on = e >= 0
+    e = np.maximum(e, 0)
+    alone = np.bincount(e[on], minlength=len(f))[e] == 1
+    sure = on & fixed_edge[e] & ((f[e] == 0) | (f[e] == hi[e]) | alone)
+    got = np.where(f[e] == 0, 0.0, np.where(alone, f[e], cap)).astype(float)
+    return np.where(sure & np.isnan(value), got, value)
 
 
 def _ranked(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

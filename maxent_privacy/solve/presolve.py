@@ -33,6 +33,7 @@ from . import tolerances as tl
 from .flows import PooledFlows, PooledRows
 from .problem import MaxEntProblem
 from .tight import rect_tight as _rect_tight
+from .tight import sorted_distinct
 from .tight import tight_rows as _tight_rows
 
 __all__ = ["FixForcedCells", "Reduced", "presolve_cells"]
@@ -183,7 +184,7 @@ def _group_sums(p: MaxEntProblem, start: int, grp: np.ndarray):
     size = len(grp)
     Sg = sp.csr_array(
         (np.ones(len(multi)), (pd.factorize(grp[multi])[0], multi)),
-        shape=(len(np.unique(grp[multi])), size),
+        shape=(len(sorted_distinct(grp[multi])), size),
     )
     A = sp.csr_array(p.F_eq[start : start + size])
     return sp.csr_array(Sg @ A), Sg @ p.f_eq[start : start + size]
@@ -436,7 +437,7 @@ def _distinct(rows: np.ndarray, m: int) -> np.ndarray:
     [1, 3]
     """
     if 8 * len(rows) <= m:
-        return np.unique(rows)
+        return sorted_distinct(rows)
     seen = np.zeros(m, dtype=bool)
     seen[rows] = True
     return np.flatnonzero(seen)
