@@ -363,8 +363,9 @@ class _CheapRules:
         first, self.first = self.first, False
         if not len(new):
             return None if first else new
-        sub = self.Ec[:, new]
-        rows, data = sub.indices, sub.data
+        pos, per_cell = _positions(self.Ec.indptr, new)
+        rows, data = self.Ec.indices[pos], self.Ec.data[pos]
+        del pos
         if 8 * len(rows) > m:
             self.nnz -= np.bincount(rows, minlength=m).astype(self.nnz.dtype, copy=False)
             if (data < 0).any():
@@ -380,11 +381,14 @@ class _CheapRules:
         moved = vals != 0.0
         if moved.any():
             self.vals[new[moved]] = vals[moved]
-            dirty = _distinct(rows[np.repeat(moved, np.diff(sub.indptr))], m)
+            dirty = _distinct(rows[np.repeat(moved, per_cell)], m)
             if 8 * len(dirty) > m:  # many rows: one product (the same sums, row by row)
                 self.r = self.e - self.E @ self.vals
-            else:
-                self.r[dirty] = self.e[dirty] - self.E[dirty] @ self.vals
+            else:  # the same sums as the product: entry by entry, in row order
+                pos, count = _positions(self.E.indptr, dirty)
+                terms = self.E.data[pos] * self.vals[self.E.indices[pos]]
+                at = np.repeat(np.arange(len(dirty)), count)
+                self.r[dirty] = self.e[dirty] - np.bincount(at, terms, len(dirty))
         return None if first else touched
 
     def apply(self, fixed: np.ndarray) -> bool:
@@ -409,17 +413,17 @@ class _CheapRules:
             zero, one = act[zero], act[one]
         new = []
         if len(zero):
-            cols = self.E[zero].indices
+            cols = self.E.indices[_positions(self.E.indptr, zero)[0]]
             cols = _distinct(cols[np.isnan(fixed[cols])], len(fixed))
             fixed[cols] = 0.0
             new.append(cols)
         if len(one):
-            sub = self.E[one]
-            cols, data = sub.indices, sub.data
+            pos = _positions(self.E.indptr, one)[0]
+            cols, data = self.E.indices[pos], self.E.data[pos]
             on = self.free[cols]
             cols, data = cols[on], data[on]
             value = r_one / data
-            value = np.where(np.abs(value) <= thr_one, 0.0, value)
+            value[np.abs(value) <= thr_one] = 0.0
             still = np.isnan(fixed[cols])
             fixed[cols[still]] = value[still]
             new.append(_distinct(cols[still], len(fixed)))
@@ -427,6 +431,19 @@ class _CheapRules:
         self.free[self.new] = False
         self.n_free -= len(self.new)
         return bool(len(self.new))
+
+
+def _positions(indptr: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the entries of the rows (CSR) or columns (CSC) ``sel``, in order, and
+    how many each has: slicing without building a sparse matrix.
+
+    >>> [a.tolist() for a in _positions(np.array([0, 2, 2, 5]), np.array([2, 0]))]
+    [[2, 3, 4, 0, 1], [3, 2]]
+    """
+    start = indptr[sel]
+    count = indptr[np.asarray(sel) + 1] - start
+    ends = np.cumsum(count)
+    return np.arange(ends[-1] if len(ends) else 0) + np.repeat(start - ends + count, count), count
 
 
 def _distinct(rows: np.ndarray, m: int) -> np.ndarray:
