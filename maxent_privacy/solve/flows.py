@@ -136,13 +136,20 @@ class Network:
         self.n_nodes += k
         return first
 
-    def edges(self, tail, head, lo, hi) -> np.ndarray:
-        """Add edges (merged by (tail, head): bounds added up); their indices."""
+    def edges(self, tail, head, lo, hi, distinct: bool = False) -> np.ndarray:
+        """Add edges (merged by (tail, head): bounds added up, unless the caller knows
+        the pairs are ``distinct``); their indices."""
         tail, head = np.asarray(tail, dtype=np.int64), np.asarray(head, dtype=np.int64)
+        start = self.n_edges
+        if distinct:
+            self.tail.append(tail)
+            self.head.append(head)
+            self.lo.append(np.broadcast_to(lo, tail.shape))
+            self.hi.append(np.broadcast_to(hi, tail.shape))
+            return start + np.arange(len(tail))
         key = tail * (self.n_nodes + 1) + head
         uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
         del key
-        start = self.n_edges
         self.tail.append(tail[first])
         self.head.append(head[first])
         self.lo.append(np.bincount(inv, np.broadcast_to(lo, tail.shape), len(uniq)))
@@ -371,10 +378,11 @@ def group_network(net: Network, c, row, R, C) -> np.ndarray:
     base = net.nodes(nc + nr + 2)
     src, sink = base + nc + nr, base + nc + nr + 1
     big = int(R[used_c].sum()) + 1
-    net.edges(np.full(nc, src), base + np.arange(nc), R[used_c], R[used_c])
-    out[on] = net.edges(base + ci, base + nc + ri, 0, R[used_c][ci])
-    net.edges(base + nc + np.arange(nr), np.full(nr, sink), C[used_r], C[used_r])
-    net.edges([sink], [src], 0, big)
+    # every pair below is distinct (a class holds a value row once): nothing to merge
+    net.edges(np.full(nc, src), base + np.arange(nc), R[used_c], R[used_c], True)
+    out[on] = net.edges(base + ci, base + nc + ri, 0, R[used_c][ci], True)
+    net.edges(base + nc + np.arange(nr), np.full(nr, sink), C[used_r], C[used_r], True)
+    net.edges([sink], [src], 0, big, True)
     return out
 
 
