@@ -239,3 +239,26 @@ def test_touched_components_leave_out_the_untouched():
     near = rows.near(idx, rows.rows_of(idx), touched)
     assert near.tolist() == np.isin(cls, [person[0], person[1]]).tolist()
     assert near.sum() == 4
+
+
+def test_two_cells_of_a_class_on_one_row_share_their_edge():
+    """Joint cells (placements rewritten) may put two cells of one class on one Relation
+    row: cells 0 and 1 of class 0 are both on row 0. Every table is x = (t, 2 - t, 2 - t,
+    t - 1) for t in [1, 2], so nothing is fixed; a network with two parallel edges for
+    the two cells would wrongly settle them."""
+    from maxent_privacy.solve.flows import PooledRows, pooled_flow_zeros
+
+    sa = sp.csc_array(np.array([[1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0], [0, 1, 0, 1.0]]))
+    rows = PooledRows(
+        cls=np.array([0, 0, 1, 1]),
+        class_n=np.array([2.0, 1.0]),
+        row_n=np.array([2.0, 1.0, 2.0, 1.0]),
+        row_release=np.array([0, 0, 1, 1]),
+        cells=sa,
+    )
+    fixed = np.full(4, np.nan)
+    assert pooled_flow_zeros(rows, fixed) is False
+    assert np.isnan(fixed).all()
+    fixed[3] = 1.0  # t = 2: the rest follows
+    assert pooled_flow_zeros(rows, fixed) is True
+    assert fixed.tolist() == [2.0, 0.0, 0.0, 1.0]

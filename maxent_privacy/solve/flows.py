@@ -378,9 +378,10 @@ def group_network(net: Network, c, row, R, C) -> np.ndarray:
     base = net.nodes(nc + nr + 2)
     src, sink = base + nc + nr, base + nc + nr + 1
     big = int(R[used_c].sum()) + 1
-    # every pair below is distinct (a class holds a value row once): nothing to merge
+    # classes and rows are distinct, but two cells of a class may share a row (joint
+    # cells of placements differ by their group elsewhere): only those edges are merged
     net.edges(np.full(nc, src), base + np.arange(nc), R[used_c], R[used_c], True)
-    out[on] = net.edges(base + ci, base + nc + ri, 0, R[used_c][ci], True)
+    out[on] = net.edges(base + ci, base + nc + ri, 0, R[used_c][ci])
     net.edges(base + nc + np.arange(nr), np.full(nr, sink), C[used_r], C[used_r], True)
     net.edges([sink], [src], 0, big, True)
     return out
