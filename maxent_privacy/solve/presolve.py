@@ -311,6 +311,10 @@ def presolve_cells(
     return fixed
 
 
+#: rows per chunk of the cheap rules' tests (8 MB per temporary array)
+_CHUNK = 1 << 20
+
+
 class _CheapRules:
     """The zero and single-cell rules of :func:`presolve_cells`, at a cost per round
     proportional to the entries of the cells fixed since the last round and of their rows:
@@ -383,7 +387,7 @@ class _CheapRules:
             self.vals[new[moved]] = vals[moved]
             dirty = _distinct(rows[np.repeat(moved, per_cell)], m)
             if 8 * len(dirty) > m:  # many rows: one product (the same sums, row by row)
-                self.r = self.e - self.E @ self.vals
+                np.subtract(self.e, self.E @ self.vals, out=self.r)
             else:  # the same sums as the product: entry by entry, in row order
                 pos, count = _positions(self.E.indptr, dirty)
                 terms = self.E.data[pos] * self.vals[self.E.indices[pos]]
@@ -391,26 +395,35 @@ class _CheapRules:
                 self.r[dirty] = self.e[dirty] - np.bincount(at, terms, len(dirty))
         return None if first else touched
 
+    def _firing(self, act: np.ndarray | None):
+        """The rows among ``act`` (None: all) where the zero rule fires, where the single
+        rule does, and the latter's remaining sides and thresholds; by chunks of rows, so
+        that the temporaries stay small (and their memory is reused, not faulted in)."""
+        size = len(self.nnz) if act is None else len(act)
+        out = [[], [], [], []]
+        for lo in range(0, size, _CHUNK):
+            at = slice(lo, lo + _CHUNK) if act is None else act[lo : lo + _CHUNK]
+            nnz, r = self.nnz[at], self.r[at]
+            thr = np.abs(self.e[at])
+            np.maximum(thr, 1.0, out=thr)
+            thr *= tl.ZERO_RHS
+            live = nnz > 0
+            # rows with nonnegative coefficients and nothing left to fill: all zero
+            is_zero = live & (self.neg[at] == 0) & (np.abs(r) <= thr)
+            # rows with a single free cell: its value is determined
+            one = np.flatnonzero(live & (nnz == 1) & ~is_zero)
+            for k, part in enumerate((np.flatnonzero(is_zero) + lo, one + lo, r[one], thr[one])):
+                out[k].append(part)
+        zero, one, r_one, thr_one = (np.concatenate(p) if p else np.zeros(0) for p in out)
+        zero, one = zero.astype(np.int64), one.astype(np.int64)
+        if act is not None:
+            zero, one = act[zero], act[one]
+        return zero, one, r_one, thr_one
+
     def apply(self, fixed: np.ndarray) -> bool:
         """One round of both rules on ``fixed`` (in place); True when it fixed a cell."""
         act = self._update(fixed)
-        at = slice(None) if act is None else act  # every row: no gathered copies
-        nnz, r, e = self.nnz[at], self.r[at], self.e[at]
-        live = nnz > 0
-        thr = np.abs(e)
-        np.maximum(thr, 1.0, out=thr)
-        thr *= tl.ZERO_RHS
-        # rows with nonnegative coefficients and nothing left to fill: all zero
-        is_zero = live & (self.neg[at] == 0) & (np.abs(r) <= thr)
-        single = live & (nnz == 1) & ~is_zero
-        del live, nnz
-        # rows with a single free cell: its value is determined
-        one = np.flatnonzero(single)
-        r_one, thr_one = r[one], thr[one]
-        zero = np.flatnonzero(is_zero)
-        del is_zero, single, r, e, thr
-        if act is not None:
-            zero, one = act[zero], act[one]
+        zero, one, r_one, thr_one = self._firing(act)
         new = []
         if len(zero):
             cols = self.E.indices[_positions(self.E.indptr, zero)[0]]
