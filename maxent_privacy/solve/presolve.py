@@ -338,6 +338,7 @@ class _CheapRules:
         self.E, self.e = E, e
         m, n = E.shape
         self.Ec = sp.csc_array(E) if Ec is None else Ec
+        self.Et = self.Ec.T  # E' in CSR form (the same arrays): its rows are E's columns
         self.nnz = np.diff(E.indptr)
         neg = E.data < 0
         if neg.any():  # negative entries per row, from the row pointers (no row array)
@@ -367,9 +368,7 @@ class _CheapRules:
         first, self.first = self.first, False
         if not len(new):
             return None if first else new
-        pos, per_cell = _positions(self.Ec.indptr, new)
-        rows, data = self.Ec.indices[pos], self.Ec.data[pos]
-        del pos
+        rows, data, per_cell = _entries(self.Et, new)
         if 8 * len(rows) > m:
             self.nnz -= np.bincount(rows, minlength=m).astype(self.nnz.dtype, copy=False)
             if (data < 0).any():
@@ -389,8 +388,8 @@ class _CheapRules:
             if 8 * len(dirty) > m:  # many rows: one product (the same sums, row by row)
                 np.subtract(self.e, self.E @ self.vals, out=self.r)
             else:  # the same sums as the product: entry by entry, in row order
-                pos, count = _positions(self.E.indptr, dirty)
-                terms = self.E.data[pos] * self.vals[self.E.indices[pos]]
+                cols, coef, count = _entries(self.E, dirty)
+                terms = coef * self.vals[cols]
                 at = np.repeat(np.arange(len(dirty)), count)
                 self.r[dirty] = self.e[dirty] - np.bincount(at, terms, len(dirty))
         return None if first else touched
@@ -415,7 +414,7 @@ class _CheapRules:
             for k, part in enumerate((np.flatnonzero(is_zero) + lo, one + lo, r[one], thr[one])):
                 out[k].append(part)
         zero, one, r_one, thr_one = (np.concatenate(p) if p else np.zeros(0) for p in out)
-        zero, one = zero.astype(np.int64), one.astype(np.int64)
+        zero, one = zero.astype(np.int64, copy=False), one.astype(np.int64, copy=False)
         if act is not None:
             zero, one = act[zero], act[one]
         return zero, one, r_one, thr_one
@@ -426,13 +425,12 @@ class _CheapRules:
         zero, one, r_one, thr_one = self._firing(act)
         new = []
         if len(zero):
-            cols = self.E.indices[_positions(self.E.indptr, zero)[0]]
+            cols = _entries(self.E, zero)[0]
             cols = _distinct(cols[np.isnan(fixed[cols])], len(fixed))
             fixed[cols] = 0.0
             new.append(cols)
         if len(one):
-            pos = _positions(self.E.indptr, one)[0]
-            cols, data = self.E.indices[pos], self.E.data[pos]
+            cols, data, _ = _entries(self.E, one)
             on = self.free[cols]
             cols, data = cols[on], data[on]
             value = r_one / data
@@ -446,17 +444,23 @@ class _CheapRules:
         return bool(len(self.new))
 
 
-def _positions(indptr: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of the entries of the rows (CSR) or columns (CSC) ``sel``, in order, and
-    how many each has: slicing without building a sparse matrix.
+def _entries(M: sp.csr_array, sel: np.ndarray):
+    """Column, coefficient of every entry of the rows ``sel`` of ``M``, in order, and how
+    many each row has: scipy's slicing for many rows, index arithmetic for a few (no
+    sparse matrix built, whose checks cost more than the slicing itself).
 
-    >>> [a.tolist() for a in _positions(np.array([0, 2, 2, 5]), np.array([2, 0]))]
-    [[2, 3, 4, 0, 1], [3, 2]]
+    >>> M = sp.csr_array(np.array([[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]))
+    >>> [a.tolist() for a in _entries(M, np.array([2, 0]))]
+    [[0, 0, 1], [3.0, 1.0, 2.0], [1, 2]]
     """
-    start = indptr[sel]
-    count = indptr[np.asarray(sel) + 1] - start
+    if len(sel) > _CHUNK // 16:
+        sub = M[sel]
+        return sub.indices, sub.data, np.diff(sub.indptr)
+    start = M.indptr[sel]
+    count = M.indptr[np.asarray(sel) + 1] - start
     ends = np.cumsum(count)
-    return np.arange(ends[-1] if len(ends) else 0) + np.repeat(start - ends + count, count), count
+    pos = np.arange(ends[-1] if len(ends) else 0) + np.repeat(start - ends + count, count)
+    return M.indices[pos], M.data[pos], count
 
 
 def _distinct(rows: np.ndarray, m: int) -> np.ndarray:
