@@ -23,7 +23,6 @@ exactly 1.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -31,9 +30,10 @@ import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
 from . import tolerances as tl
-from .flows import PooledRows, pooled_flow_zeros
+from .flows import PooledFlows, PooledRows
 from .problem import MaxEntProblem
 from .tight import rect_tight as _rect_tight
+from .tight import sorted_distinct
 from .tight import tight_rows as _tight_rows
 
 __all__ = ["FixForcedCells", "Reduced", "presolve_cells"]
@@ -111,7 +111,7 @@ class FixForcedCells:
     def _presolve(self, p: MaxEntProblem) -> np.ndarray:
         n = p.n_cells
         blocks = p.data_blocks()
-        E = sp.vstack([a for a, _ in blocks] + [p.F_eq], format="csr")
+        E = _stack_rows([a for a, _ in blocks] + [p.F_eq], n)
         e = np.concatenate([b for _, b in blocks] + [p.f_eq])
         F_in, f_in = p.F_in, p.f_in
         zero_rows, G, g = sp.csr_array((0, n)), None, None
@@ -130,7 +130,7 @@ class FixForcedCells:
         # values, which pins the Qv records to them (exact, as a data row)
         sums = [_group_sums(p, start, grp) for start, grp in p.eq_groups]
         if sums:
-            E = sp.vstack([E] + [a for a, _ in sums], format="csr")
+            E = _stack_rows([E] + [a for a, _ in sums], n)
             e = np.concatenate([e] + [v for _, v in sums])
         s = p.structure
         cls_t = np.where(s.value_cell, s.cell_class, -1)
@@ -144,13 +144,38 @@ class FixForcedCells:
         # one release: the bucket flows decide the data rows exactly, so the tight rule
         # only looks at the facts (and their sums)
         n_data = sum(a.shape[0] for a, _ in blocks)
-        pooled = PooledRows.of(s)
+        Ec = sp.csc_array(E)  # the cheap rules' columns, and the flows' Relation rows
+        pooled = PooledRows.of(s, Ec, blocks[0][0].shape[0] + blocks[1][0].shape[0])
         # pooled releases: the flows decide what the tight rule would on the data rows
         exact = rect is not None or pooled is not None
         return presolve_cells(
             E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if exact else 0,
-            flows=None if pooled is None else partial(pooled_flow_zeros, pooled),
+            flows=None if pooled is None else PooledFlows(pooled), csc=Ec,
         )  # fmt: skip
+
+
+def _stack_rows(mats: list, n: int) -> sp.csr_array:
+    """Row blocks (``n`` columns each) stacked into one CSR matrix, entries in the blocks'
+    order (as ``sp.vstack``), with 32-bit indices when they fit: half the memory of 64-bit
+    ones, and of the CSC copy made from it.
+
+    >>> a = sp.csr_array(np.array([[1.0, 0.0]]))
+    >>> s = _stack_rows([a, sp.csr_array((0, 2)), 2 * a], 2)
+    >>> s.toarray().tolist(), s.indices.dtype.name
+    ([[1.0, 0.0], [2.0, 0.0]], 'int32')
+    """
+    mats = [sp.csr_array(a) for a in mats]
+    nnz, m = sum(a.nnz for a in mats), sum(a.shape[0] for a in mats)
+    idx = np.int32 if max(nnz, n, m) < 2**31 - 1 else np.int64
+    data, indices = np.empty(nnz), np.empty(nnz, dtype=idx)
+    indptr = np.empty(m + 1, dtype=idx)
+    indptr[0] = at = row = 0
+    for a in mats:
+        data[at : at + a.nnz] = a.data[: a.nnz]
+        indices[at : at + a.nnz] = a.indices[: a.nnz]
+        indptr[row + 1 : row + 1 + a.shape[0]] = a.indptr[1:] + at
+        at, row = at + a.nnz, row + a.shape[0]
+    return sp.csr_array((data, indices, indptr), shape=(m, n))
 
 
 def _group_sums(p: MaxEntProblem, start: int, grp: np.ndarray):
@@ -159,7 +184,7 @@ def _group_sums(p: MaxEntProblem, start: int, grp: np.ndarray):
     size = len(grp)
     Sg = sp.csr_array(
         (np.ones(len(multi)), (pd.factorize(grp[multi])[0], multi)),
-        shape=(len(np.unique(grp[multi])), size),
+        shape=(len(sorted_distinct(grp[multi])), size),
     )
     A = sp.csr_array(p.F_eq[start : start + size])
     return sp.csr_array(Sg @ A), Sg @ p.f_eq[start : start + size]
@@ -242,6 +267,7 @@ def presolve_cells(
     rect=None,
     tight_from: int = 0,
     flows=None,
+    csc=None,
 ) -> np.ndarray:
     """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free.
 
@@ -252,19 +278,20 @@ def presolve_cells(
     ``>= 1`` puts everyone with q on s). ``flows(fixed)`` (pooled releases, see
     :func:`.flows.pooled_flow_zeros`) fixes more cells in place when the other rules stop;
     it returns None when it cannot run, and the tight rule then also takes the data rows.
+    ``csc``: ``E`` in CSC form if the caller has it already.
     """
     fixed = np.full(n, np.nan)
     E_t, e_t = sp.csr_array(E[tight_from:]), e[tight_from:]  # rows for the tight rule
     if zero_rows.shape[0]:
         fixed[zero_rows.indices] = 0.0
-    cheap = _CheapRules(sp.csr_array(E), e)
+    cheap = _CheapRules(sp.csr_array(E), e, csc)
     for _ in range(tl.PRESOLVE_MAX_ROUNDS):
-        free = np.isnan(fixed)
-        if not free.any():
+        changed = cheap.apply(fixed)
+        if cheap.n_free == 0:
             break
-        changed = cheap.apply(fixed, free)
         if changed:
             continue  # the cheap rules first, until they stop
+        cheap.stale = True  # the rules below change ``fixed`` in place
         if cls is not None:
             changed = _tight_rows(E_t, e_t, G, g, fixed, cls, class_n)
         if rect is not None and not changed:
@@ -284,100 +311,170 @@ def presolve_cells(
     return fixed
 
 
+#: rows per chunk of the cheap rules' tests (8 MB per temporary array)
+_CHUNK = 1 << 20
+
+
 class _CheapRules:
     """The zero and single-cell rules of :func:`presolve_cells`, at a cost per round
-    proportional to the cells fixed since the last one: per-row counts of free entries
-    and of negative ones, and the remaining right sides ``r = e - E x``, are updated from
-    the newly fixed columns (``E`` kept in CSC as well) instead of re-slicing ``E``. Each
-    ``r`` is recomputed as the whole row's product, so it equals ``e - E @ x`` exactly.
+    proportional to the entries of the cells fixed since the last round and of their rows:
+    per-row counts of free entries and of negative ones, and the remaining right sides
+    ``r = e - E x``, are updated from the newly fixed columns (``E`` kept in CSC as well)
+    instead of re-slicing ``E``, and only the rows those columns touch are tested again (a
+    row the last round tested and left alone cannot fire until one of its cells is fixed).
+    The cells fixed since the last round are the ones the rules fixed themselves, unless
+    ``stale`` says another rule may have changed ``fixed`` (then one full comparison).
+    Each ``r`` is recomputed as the whole row's product, so it equals ``e - E @ x``
+    exactly.
 
     >>> import numpy as np, scipy.sparse as sp
     >>> rules = _CheapRules(sp.csr_array(np.array([[1.0, 1.0], [0.0, 1.0]])), np.array([0.0, 3.0]))
     >>> fixed = np.full(2, np.nan)
-    >>> rules.apply(fixed, np.isnan(fixed)), fixed.tolist()
-    (True, [0.0, 0.0])
+    >>> rules.apply(fixed), fixed.tolist(), rules.n_free
+    (True, [0.0, 0.0], 0)
     """
 
-    def __init__(self, E: sp.csr_array, e: np.ndarray):
+    def __init__(self, E: sp.csr_array, e: np.ndarray, Ec: sp.csc_array | None = None):
         self.E, self.e = E, e
-        self.Ec = sp.csc_array(E)
-        m = E.shape[0]
+        m, n = E.shape
+        self.Ec = sp.csc_array(E) if Ec is None else Ec
+        self.Et = self.Ec.T  # E' in CSR form (the same arrays): its rows are E's columns
         self.nnz = np.diff(E.indptr)
-        small = np.int32 if m < 2**31 else np.int64
-        self.row = np.repeat(np.arange(m, dtype=small), self.nnz)  # the row of each entry
-        self.neg = np.bincount(self.Ec.indices[self.Ec.data < 0], minlength=m)
-        self.free = np.ones(E.shape[1], dtype=bool)
-        self.vals = np.zeros(E.shape[1])
-        self.r = e - E @ self.vals
-        self.act = np.flatnonzero(self.nnz > 0)
-        self.thr = tl.ZERO_RHS * np.maximum(1.0, np.abs(e))
+        neg = E.data < 0
+        if neg.any():  # negative entries per row, from the row pointers (no row array)
+            seen = np.concatenate([[0], np.cumsum(neg)])
+            self.neg = seen[E.indptr[1:]] - seen[E.indptr[:-1]]
+        else:
+            self.neg = np.zeros(m, dtype=self.nnz.dtype)
+        self.free = np.ones(n, dtype=bool)  # free once the last round is done
+        self.n_free = n
+        self.vals = np.zeros(n)
+        self.r = e - 0.0  # e - E @ 0, as a copy
+        self.stale = True  # compare with ``fixed`` in full at the next round
+        self.new = np.zeros(0, dtype=np.int64)  # cells the last round fixed, not counted yet
+        self.first = True
 
-    def _update(self, fixed: np.ndarray, free: np.ndarray) -> None:
-        """Counts and right sides brought up to ``fixed`` (``free``: where it is NaN)."""
+    def _update(self, fixed: np.ndarray) -> np.ndarray | None:
+        """Counts and right sides brought up to ``fixed``; the rows to test (sorted; None:
+        every row)."""
         m = self.E.shape[0]
-        new = np.flatnonzero(self.free & ~free)
-        if len(new):
-            rows, data = self._entries_of_cols(new)
-            self.nnz = self.nnz - np.bincount(rows, minlength=m)
-            self.neg = self.neg - np.bincount(rows[data < 0], minlength=m)
-        vals = np.where(free, 0.0, fixed)
-        moved = np.flatnonzero(vals != self.vals)
-        if len(moved):
-            dirty = np.zeros(m, dtype=bool)
-            dirty[self._entries_of_cols(moved)[0]] = True
-            dirty = np.flatnonzero(dirty)
+        new = self.new
+        if self.stale:  # cells another rule fixed
+            other = np.flatnonzero(self.free & ~np.isnan(fixed))
+            self.free[other] = False
+            self.n_free -= len(other)
+            new = np.concatenate([new, other])
+        self.stale, self.new = False, new[:0]
+        first, self.first = self.first, False
+        if not len(new):
+            return None if first else new
+        rows, data, per_cell = _entries(self.Et, new)
+        if 8 * len(rows) > m:
+            self.nnz -= np.bincount(rows, minlength=m).astype(self.nnz.dtype, copy=False)
+            if (data < 0).any():
+                self.neg -= np.bincount(rows[data < 0], minlength=m).astype(self.neg.dtype)
+            touched = _distinct(rows, m)
+        else:
+            touched, count = np.unique(rows, return_counts=True)
+            self.nnz[touched] -= count.astype(self.nnz.dtype, copy=False)
+            if (data < 0).any():
+                lower, count = np.unique(rows[data < 0], return_counts=True)
+                self.neg[lower] -= count.astype(self.neg.dtype, copy=False)
+        vals = fixed[new]
+        moved = vals != 0.0
+        if moved.any():
+            self.vals[new[moved]] = vals[moved]
+            dirty = _distinct(rows[np.repeat(moved, per_cell)], m)
             if 8 * len(dirty) > m:  # many rows: one product (the same sums, row by row)
-                self.r = self.e - self.E @ vals
-            else:
-                self.r[dirty] = self.e[dirty] - self.E[dirty] @ vals
-        self.free, self.vals = free, vals
+                np.subtract(self.e, self.E @ self.vals, out=self.r)
+            else:  # the same sums as the product: entry by entry, in row order
+                cols, coef, count = _entries(self.E, dirty)
+                terms = coef * self.vals[cols]
+                at = np.repeat(np.arange(len(dirty)), count)
+                self.r[dirty] = self.e[dirty] - np.bincount(at, terms, len(dirty))
+        return None if first else touched
 
-    def _entries_of_cols(self, cols: np.ndarray):
-        """Row and coefficient of every entry of the columns ``cols`` (in any order)."""
-        n = self.E.shape[1]
-        if 8 * len(cols) <= n:
-            sub = self.Ec[:, cols]
-            return sub.indices, sub.data
-        on = np.zeros(n, dtype=bool)
-        on[cols] = True
-        on = np.flatnonzero(on[self.E.indices])  # many columns: a mask beats slicing
-        return self.row[on], self.E.data[on]
+    def _firing(self, act: np.ndarray | None):
+        """The rows among ``act`` (None: all) where the zero rule fires, where the single
+        rule does, and the latter's remaining sides and thresholds; by chunks of rows, so
+        that the temporaries stay small (and their memory is reused, not faulted in)."""
+        size = len(self.nnz) if act is None else len(act)
+        out = [[], [], [], []]
+        for lo in range(0, size, _CHUNK):
+            at = slice(lo, lo + _CHUNK) if act is None else act[lo : lo + _CHUNK]
+            nnz, r = self.nnz[at], self.r[at]
+            thr = np.abs(self.e[at])
+            np.maximum(thr, 1.0, out=thr)
+            thr *= tl.ZERO_RHS
+            live = nnz > 0
+            # rows with nonnegative coefficients and nothing left to fill: all zero
+            is_zero = live & (self.neg[at] == 0) & (np.abs(r) <= thr)
+            # rows with a single free cell: its value is determined
+            one = np.flatnonzero(live & (nnz == 1) & ~is_zero)
+            for k, part in enumerate((np.flatnonzero(is_zero) + lo, one + lo, r[one], thr[one])):
+                out[k].append(part)
+        zero, one, r_one, thr_one = (np.concatenate(p) if p else np.zeros(0) for p in out)
+        zero, one = zero.astype(np.int64, copy=False), one.astype(np.int64, copy=False)
+        if act is not None:
+            zero, one = act[zero], act[one]
+        return zero, one, r_one, thr_one
 
-    def _entries_of_rows(self, rows: np.ndarray):
-        """Column and coefficient of every entry of the (sorted) ``rows``, row by row."""
-        m = self.E.shape[0]
-        if 8 * len(rows) <= m:
-            sub = self.E[rows]
-            return sub.indices, sub.data
-        on = np.zeros(m, dtype=bool)
-        on[rows] = True
-        on = np.flatnonzero(on[self.row])
-        return self.E.indices[on], self.E.data[on]
-
-    def apply(self, fixed: np.ndarray, free: np.ndarray) -> bool:
+    def apply(self, fixed: np.ndarray) -> bool:
         """One round of both rules on ``fixed`` (in place); True when it fixed a cell."""
-        self._update(fixed, free)
-        act = self.act = self.act[self.nnz[self.act] > 0]  # rows with a free cell
-        r = self.r[act]
-        changed = False
-        # rows with nonnegative coefficients and nothing left to fill: all zero
-        is_zero = (self.neg[act] == 0) & (np.abs(r) <= self.thr[act])
-        if is_zero.any():
-            cols = self._entries_of_rows(act[is_zero])[0]
-            fixed[cols[free[cols]]] = 0.0
-            changed = True
-        # rows with a single free cell: its value is determined
-        single = (self.nnz[act] == 1) & ~is_zero
-        if single.any():
-            cols, data = self._entries_of_rows(act[single])
-            on = free[cols]
+        act = self._update(fixed)
+        zero, one, r_one, thr_one = self._firing(act)
+        new = []
+        if len(zero):
+            cols = _entries(self.E, zero)[0]
+            cols = _distinct(cols[np.isnan(fixed[cols])], len(fixed))
+            fixed[cols] = 0.0
+            new.append(cols)
+        if len(one):
+            cols, data, _ = _entries(self.E, one)
+            on = self.free[cols]
             cols, data = cols[on], data[on]
-            value = r[single] / data
-            value = np.where(np.abs(value) <= self.thr[act[single]], 0.0, value)
+            value = r_one / data
+            value[np.abs(value) <= thr_one] = 0.0
             still = np.isnan(fixed[cols])
             fixed[cols[still]] = value[still]
-            changed = changed or bool(still.any())
-        return changed
+            new.append(_distinct(cols[still], len(fixed)))
+        self.new = np.concatenate(new) if new else np.zeros(0, dtype=np.int64)
+        self.free[self.new] = False
+        self.n_free -= len(self.new)
+        return bool(len(self.new))
+
+
+def _entries(M: sp.csr_array, sel: np.ndarray):
+    """Column, coefficient of every entry of the rows ``sel`` of ``M``, in order, and how
+    many each row has: scipy's slicing for many rows, index arithmetic for a few (no
+    sparse matrix built, whose checks cost more than the slicing itself).
+
+    >>> M = sp.csr_array(np.array([[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]))
+    >>> [a.tolist() for a in _entries(M, np.array([2, 0]))]
+    [[0, 0, 1], [3.0, 1.0, 2.0], [1, 2]]
+    """
+    if len(sel) > _CHUNK // 16:
+        sub = M[sel]
+        return sub.indices, sub.data, np.diff(sub.indptr)
+    start = M.indptr[sel]
+    count = M.indptr[np.asarray(sel) + 1] - start
+    ends = np.cumsum(count)
+    pos = np.arange(ends[-1] if len(ends) else 0) + np.repeat(start - ends + count, count)
+    return M.indices[pos], M.data[pos], count
+
+
+def _distinct(rows: np.ndarray, m: int) -> np.ndarray:
+    """The distinct values of ``rows`` (row or cell indices below ``m``), sorted: a mask
+    when they are many, else a sort.
+
+    >>> _distinct(np.array([3, 1, 3]), 5).tolist()
+    [1, 3]
+    """
+    if 8 * len(rows) <= m:
+        return sorted_distinct(rows)
+    seen = np.zeros(m, dtype=bool)
+    seen[rows] = True
+    return np.flatnonzero(seen)
 
 
 def _flow_zeros(gs, gs_n, fixed, cls, class_n) -> bool | None:
