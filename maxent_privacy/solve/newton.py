@@ -425,6 +425,10 @@ def _row_comp(A, comp):
     return out
 
 
+#: sweeps of iterative scaling before the first Newton step
+SCALING_SWEEPS = 3
+
+
 def _scaling_start(O, b, n, K: _Classes, logn, row_comp):
     """A few sweeps of iterative scaling on the rows with 0/1 coefficients (data rows).
 
@@ -440,7 +444,7 @@ def _scaling_start(O, b, n, K: _Classes, logn, row_comp):
     S = sp.csr_array(O[ones])
     per_cell = np.maximum(np.asarray(S.sum(axis=0)).ravel(), 1.0)
     step = 1.0 / per_cell.max()
-    for _ in range(3):
+    for _ in range(SCALING_SWEEPS):
         x, _ = _state(lam, np.zeros(0), O, b, None, None, n, K, logn)
         Sx = S @ x
         ok = Sx > 0
