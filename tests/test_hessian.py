@@ -149,20 +149,10 @@ def test_newton_with_pcg_steps_gives_the_same_answer(monkeypatch, seed):
     monkeypatch.setattr(hessian_module, "_pcg_budget", lambda *a: 0)  # always refactor
     exact = model.solve(solver="maxent")
     monkeypatch.setattr(hessian_module, "_pcg_budget", lambda *a: 50)  # PCG after a factor
-    calls = []
-    original = hessian_module._pcg
-
-    def counted(*args):
-        out = original(*args)
-        calls.append(out is not None)
-        return out
-
-    monkeypatch.setattr(hessian_module, "_pcg", counted)
+    calls = _count_successes(monkeypatch, hessian_module, "_pcg")
     inexact = model.solve(solver="maxent")
     assert any(calls)  # some steps were taken by PCG
-    for result in (exact, inexact):
-        assert result.certificate.data_residual <= 1e-9 and abs(result.certificate.gap) <= 1e-9
-    np.testing.assert_allclose(inexact.x, exact.x, rtol=0, atol=1e-7)
+    _same_certified_answer(exact, inexact)
 
 
 def test_pcg_on_a_singular_system_falls_back_to_a_factorization(monkeypatch):
@@ -221,17 +211,27 @@ def test_newton_with_block_jacobi_steps_gives_the_same_answer(monkeypatch, seed)
     monkeypatch.setattr(hessian_module, "_pcg_budget", lambda *a: 0)  # exact steps
     exact = model.solve(solver="maxent")
     monkeypatch.setattr(newton_module, "BJ_MIN_ROWS", 0)  # block-Jacobi on every size
-    calls = []
-    original = hessian_module._block_pcg
+    calls = _count_successes(monkeypatch, hessian_module, "_block_pcg")
+    inexact = model.solve(solver="maxent")
+    assert sum(calls) >= 3  # the steps were taken by block-Jacobi CG
+    _same_certified_answer(exact, inexact)
+
+
+def _count_successes(monkeypatch, module, name: str) -> list:
+    """Wrap ``module.name`` (a solve that returns None when it gives up); the list of
+    whether each call succeeded."""
+    calls, original = [], getattr(module, name)
 
     def counted(*args):
         out = original(*args)
         calls.append(out is not None)
         return out
 
-    monkeypatch.setattr(hessian_module, "_block_pcg", counted)
-    inexact = model.solve(solver="maxent")
-    assert sum(calls) >= 3  # the steps were taken by block-Jacobi CG
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def _same_certified_answer(exact, inexact) -> None:
     for result in (exact, inexact):
         assert result.certificate.data_residual <= 1e-9 and abs(result.certificate.gap) <= 1e-9
     np.testing.assert_allclose(inexact.x, exact.x, rtol=0, atol=1e-7)
