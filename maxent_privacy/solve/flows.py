@@ -194,7 +194,7 @@ class PooledRows:
             return None
         if cells is None:
             cells, offset = sp.csc_array(s.sa_matrix), 0
-        rel = s.sa_release if s.sa_release is not None else s.group_values["release"].to_numpy()
+        rel = s.sa_release  # (set for every pooled structure)
         return cls(s.cell_class, s.class_n, s.sa_n, rel, cells, offset)
 
     @property

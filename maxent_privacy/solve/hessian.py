@@ -252,7 +252,6 @@ def solve_upper(U, g, state=None, rtol: float = 0.0, blocks=None):
     state = {} if state is None else state
     diag_max = max(1.0, float(np.abs(diag).max(initial=0.0)))
     gnorm = max(float(np.abs(g).max(initial=0.0)), 1e-300)
-    U = sp.csc_array(U)
     U.sort_indices()
     if rtol > 0 and blocks is not None and state.get("block_jacobi", True):
         d = _block_pcg(U, diag, g, blocks, rtol, state)
@@ -263,6 +262,7 @@ def solve_upper(U, g, state=None, rtol: float = 0.0, blocks=None):
         d = _pcg(U, diag, g, state, rtol)
         if d is not None:
             return d
+    H = _operator(U, diag)
     on_diag = U.indptr[1:] - 1  # sorted upper triangle, diagonal present: last of each column
     for k in range(state.get("ridge", 0), len(RIDGES)):
         ridge = RIDGES[k] * diag_max
@@ -278,12 +278,16 @@ def solve_upper(U, g, state=None, rtol: float = 0.0, blocks=None):
                 continue
         if not np.all(np.isfinite(d)):
             continue
-        Hd = U @ d + U.T @ d - diag * d
-        err = float(np.abs(Hd + ridge * d - g).max(initial=0.0))
+        err = float(np.abs(H.matvec(d) + ridge * d - g).max(initial=0.0))
         if err <= 1e-8 * gnorm and float(g @ d) > 0:
             state["ridge"] = k  # the next Newton step starts from this ridge
             return d
     return None
+
+
+def _same_pattern(indptr, indices, U) -> bool:
+    """Whether ``U`` (csc, sorted) has the pattern ``(indptr, indices)``."""
+    return np.array_equal(indptr, U.indptr) and np.array_equal(indices, U.indices)
 
 
 def _operator(U, diag) -> spla.LinearOperator:
@@ -322,7 +326,7 @@ def _pcg(U, diag, g, state: dict, rtol: float):
     a refactorization is cheaper, or when the relative residual ``rtol`` is not reached
     in the budget of iterations."""
     old = state.get("ldl")
-    if old is None or not (np.array_equal(old[1], U.indptr) and np.array_equal(old[2], U.indices)):
+    if old is None or not _same_pattern(old[1], old[2], U):
         return None
     maxiter = state.get("pcg_iter", 0)
     if maxiter < PCG_MIN_ITER:
@@ -367,7 +371,7 @@ class _BlockJacobi:
         self.M, self.perm = M, perm  # the inverse's pattern; its data from the batches
 
     def fits(self, U) -> bool:
-        return np.array_equal(self.indptr, U.indptr) and np.array_equal(self.indices, U.indices)
+        return _same_pattern(self.indptr, self.indices, U)
 
     @classmethod
     def of(cls, U, blocks) -> _BlockJacobi:
@@ -426,7 +430,7 @@ def _ldl(U, state: dict):
     singular H: the caller tries the next ridge; a failed first analysis is not kept, so
     no factorization is spent on a matrix that is not used)."""
     old = state.get("ldl")
-    if old is not None and np.array_equal(old[1], U.indptr) and np.array_equal(old[2], U.indices):
+    if old is not None and _same_pattern(old[1], old[2], U):
         old[0].update(U, upper=True)
         return old[0]
     solver = qdldl.Solver(U, upper=True)

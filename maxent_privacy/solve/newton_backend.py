@@ -34,7 +34,7 @@ def run_job(args, kw):
         return "stalled", (str(err), err.small, err.zeros, err.state, err.done)
 
 
-def _row_blocks(red: Reduced, rows: np.ndarray, n_facts: int) -> np.ndarray:
+def _row_buckets(red: Reduced, rows: np.ndarray, n_facts: int) -> np.ndarray:
     """The bucket of each row of ``O`` for Newton's block-Jacobi steps: the SA (Relation)
     rows of one bucket share their bucket's code; the other data rows and the facts get
     -1 (a block of their own)."""
@@ -77,7 +77,7 @@ class Newton:
             G, h = sp.csr_array(red.Fin[part.ik][:, cells]), red.fin[part.ik]
         used, local = np.unique(s.cell_class[red.free[cells]], return_inverse=True)
         n = s.cell_n[red.free[cells]]
-        blocks = _row_blocks(red, other, len(part.ek))
+        blocks = _row_buckets(red, other, len(part.ek))
         return (n, local, red.r[0][used], sp.csr_array(O), o, G, h, part.comp, blocks)
 
     def finish(self, red: Reduced, part: Part, args: tuple, outcome, elapsed: float):

@@ -29,11 +29,11 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
+from ..numerics import sorted_distinct
 from . import tolerances as tl
 from .flows import PooledFlows, PooledRows
 from .problem import MaxEntProblem
 from .tight import rect_tight as _rect_tight
-from .tight import sorted_distinct
 from .tight import tight_rows as _tight_rows
 
 __all__ = ["FixForcedCells", "Reduced", "presolve_cells"]
