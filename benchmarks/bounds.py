@@ -55,9 +55,9 @@ from _common import machine_info
 from scipy.optimize import linprog
 
 from maxent_privacy import MaxEntModel, anonymize, datasets
-from maxent_privacy import bounds as bounds_module
-from maxent_privacy._io import write_text
 from maxent_privacy.anonymize import history_guided, rebucketize
+from maxent_privacy.bounds import relaxation_gap
+from maxent_privacy.files import write_text
 from maxent_privacy.mondrian import mondrian
 from maxent_privacy.rules import mine_rules
 
@@ -168,7 +168,7 @@ def spot_check(model, frame, by, count: int, rng) -> float:
         s = key[-1]
         mask = (cells[sa] == s).to_numpy().copy()
         if by == "person":
-            cls = bounds_module._person_class(model)[key[0]]
+            cls = model.structure.person_class[key[0]]
             mask &= (cells["cls"] == cls).to_numpy()
             den = float(model.classes["n"].iloc[cls])
         else:
@@ -225,7 +225,7 @@ def measure(name, make, by, exact, budget, target, spot, rng) -> dict:
         "undecided": "",
     }
     if exact:
-        gap = bounds_module.relaxation_gap(model, frame=frame)
+        gap = relaxation_gap(model, frame=frame)
         row["relaxation gap"] = len(gap)
         row["undecided"] = int((~frame["exact"]).sum())
     return row

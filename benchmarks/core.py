@@ -61,7 +61,7 @@ from _common import jsonable, machine_info
 
 import maxent_privacy
 from maxent_privacy import Bucketized, MaxEntModel, anonymize, datasets, metrics
-from maxent_privacy._io import write_text
+from maxent_privacy.files import write_text
 
 SA = datasets.ADULT_SA
 QI = list(datasets.ADULT_QI)

@@ -57,7 +57,7 @@ from _common import machine_info  # noqa: E402
 from solvers import prepare  # noqa: E402  (the du-adult-K instances)
 
 from maxent_privacy import Bucketized, MaxEntModel, anonymize, datasets  # noqa: E402
-from maxent_privacy._io import write_text  # noqa: E402
+from maxent_privacy.files import write_text  # noqa: E402
 from maxent_privacy.rules import mine_rules  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "dask.md"

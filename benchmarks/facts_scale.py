@@ -45,7 +45,7 @@ from _common import machine_info  # noqa: E402
 from solvers import prepare  # noqa: E402  (the du-adult-1000 instance, as benchmarked there)
 
 from maxent_privacy import MaxEntModel, anonymize, datasets  # noqa: E402
-from maxent_privacy._io import write_text  # noqa: E402
+from maxent_privacy.files import write_text  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 QI = ["age", "workclass", "marital_status", "sex"]

@@ -33,9 +33,12 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine_info  # noqa: E402
 
-from maxent_privacy import MaxEntModel, datasets  # noqa: E402
-from maxent_privacy._io import write_text  # noqa: E402
-from maxent_privacy.generalized import Generalized  # noqa: E402
+from maxent_privacy import (  # noqa: E402
+    Generalized,  # noqa: E402
+    MaxEntModel,
+    datasets,
+)
+from maxent_privacy.files import write_text  # noqa: E402
 from maxent_privacy.mondrian import mondrian  # noqa: E402
 from maxent_privacy.solve.placements import joint_cell_count  # noqa: E402
 

@@ -53,7 +53,7 @@ import pandas as pd
 from _common import jsonable, machine_info
 
 from maxent_privacy import MaxEntModel, anonymize, datasets, metrics
-from maxent_privacy._io import save_figure, write_text
+from maxent_privacy.files import save_figure, write_text
 from maxent_privacy.rules import Rules, mine_rules
 
 SA = datasets.ADULT_SA

@@ -1,4 +1,4 @@
-"""Build ``maxent_privacy/_data/adult.csv.gz`` from the original UCI Adult files.
+"""Build ``maxent_privacy/datasets/_data/adult.csv.gz`` from the original UCI Adult files.
 
 Usage::
 
@@ -29,7 +29,7 @@ import io
 import sys
 from pathlib import Path
 
-from maxent_privacy._io import write_bytes
+from maxent_privacy.files import write_bytes
 
 RAW_COLUMNS = [
     "age",
@@ -53,7 +53,13 @@ KEPT = [c for c in RAW_COLUMNS if c not in DROPPED]
 OUT_COLUMNS = [c.replace("-", "_") for c in KEPT]
 EXPECTED_ROWS = 45_222
 DEFAULT_SOURCE = "/work/shared/data/adult"
-DEFAULT_OUT = Path(__file__).resolve().parent.parent / "maxent_privacy" / "_data" / "adult.csv.gz"
+DEFAULT_OUT = (
+    Path(__file__).resolve().parent.parent
+    / "maxent_privacy"
+    / "datasets"
+    / "_data"
+    / "adult.csv.gz"
+)
 
 
 def read_raw(path: Path, skip_first: bool) -> list[list[str]]:

@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import maxent_privacy as mp  # noqa: E402
 from maxent_privacy import anonymize, datasets  # noqa: E402
-from maxent_privacy._io import write_text  # noqa: E402
+from maxent_privacy.files import write_text  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "plots.md"
 ROOT = Path(__file__).resolve().parents[1]

@@ -80,8 +80,8 @@ import pandas as pd
 
 import maxent_privacy
 from maxent_privacy import Bucketized, InaccurateSolution, MaxEntModel, datasets
-from maxent_privacy._io import save_figure, write_text
 from maxent_privacy.anonymize import check_l_diversity, history_guided, rebucketize
+from maxent_privacy.files import save_figure, write_text
 
 CATEGORICAL = [
     "workclass",

@@ -47,7 +47,7 @@ import pandas as pd
 
 import maxent_privacy
 from maxent_privacy import Bucketized, anonymize, datasets
-from maxent_privacy._io import save_figure, write_text
+from maxent_privacy.files import save_figure, write_text
 from maxent_privacy.robustness import (
     Prior,
     compare_posteriors,

@@ -102,7 +102,7 @@ def child(spec_path: str) -> None:
     except Exception as err:
         out["error"] = f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
         out["traceback"] = traceback.format_exc()
-    from maxent_privacy._io import atomic_write
+    from maxent_privacy.files import atomic_write
 
     with atomic_write(spec_path + ".out.pkl", "wb") as fh:  # never a half pickle
         pickle.dump(out, fh)
@@ -110,7 +110,7 @@ def child(spec_path: str) -> None:
 
 def run_capped(spec: dict, cap: float, tmp: Path, pythonpath: str) -> dict:
     """One child process with ``PYTHONPATH=pythonpath``, killed after ``cap`` seconds."""
-    from maxent_privacy._io import write_text
+    from maxent_privacy.files import write_text
 
     path = tmp / f"{spec['label']}.json"
     write_text(path, json.dumps(spec))
@@ -197,7 +197,7 @@ def plot(rows: list[dict], png: Path) -> None:
     ax.legend()
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    from maxent_privacy._io import save_figure
+    from maxent_privacy.files import save_figure
 
     save_figure(png, fig, dpi=100)
     plt.close(fig)
@@ -302,7 +302,7 @@ def main(argv=None) -> int:
         *targets(rows, base),
         "",
     ]
-    from maxent_privacy._io import write_text
+    from maxent_privacy.files import write_text
 
     write_text(args.out / f"scale{suffix}.md", "\n".join(md))
     print("\n".join(md))

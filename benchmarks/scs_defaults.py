@@ -44,7 +44,7 @@ from _common import machine_info  # noqa: E402
 from solvers import prepare  # noqa: E402  (the du-adult-K instances)
 
 from maxent_privacy import InaccurateSolution  # noqa: E402
-from maxent_privacy._io import write_text  # noqa: E402
+from maxent_privacy.files import write_text  # noqa: E402
 from maxent_privacy.solve.options import DEFAULT_OPTIONS  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "scs.md"

@@ -72,7 +72,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import jsonable, machine_info  # noqa: E402
 from republish import CATEGORICAL, exemptions, sample  # noqa: E402  (Wang's setting)
 
-from maxent_privacy._io import atomic_write, save_figure, write_text  # noqa: E402
+from maxent_privacy.files import atomic_write, save_figure, write_text  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 WANG_SA = "occupation"

@@ -26,10 +26,10 @@ from _common import machine_info  # noqa: E402
 from republish import qi_for, sample  # noqa: E402  (Wang's setting)
 
 from maxent_privacy import MaxEntModel, anonymize, datasets  # noqa: E402
-from maxent_privacy._io import write_text  # noqa: E402
-from maxent_privacy.dual import lp_forced_zeros  # noqa: E402
+from maxent_privacy.files import write_text  # noqa: E402
 from maxent_privacy.mondrian import mondrian  # noqa: E402
 from maxent_privacy.rules import mine_rules  # noqa: E402
+from maxent_privacy.solve import lp_forced_zeros  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "zeros.md"
 

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from maxent_privacy import Bucketized, MaxEntModel, datasets  # noqa: E402
-from maxent_privacy._io import write_bytes  # noqa: E402
+from maxent_privacy.files import write_bytes  # noqa: E402
 
 OUT = ROOT / "docs" / "report.png"
 WIDTH, HEIGHT = 1000, 1450  # CSS pixels: the summary, the table and the risk figure

@@ -1,14 +1,28 @@
 """maxent_privacy: what can an adversary infer from a published anonymized table?
 
-The data flow, one module each: releases (``data``, ``generalized``) -> the model's
-structure (``structure``, ``pooled``) -> model and knowledge (``model``, ``facts``,
-``knowledge``, ``rules``, ``parser``) -> solve with a certificate (the ``solve`` package:
-a chain of stages; our own dual Newton solver in ``solve.newton``) ->
-posteriors and duals (``results``) -> privacy metrics (``metrics``), plots
-(``plotting``) and who is at risk (``report``: a risk table and an HTML report);
-``anonymize`` produces releases, ``datasets`` ships the papers' examples and the UCI Adult
-data, ``cli`` is the ``maxent-privacy`` command. The names below are imported on first
-use, so ``import maxent_privacy`` itself is quick.
+The package follows the data flow, one wing (subpackage) per part of the papers; each
+wing's ``__init__`` says what lives there:
+
+- ``releases/``: what a publisher puts out (:class:`Bucketized`, :class:`Generalized`),
+  checked, and turned into the model's :class:`Structure` (one release or pooled ones)
+- ``knowledge/``: what the adversary knows: facts, vague and soft knowledge, the text
+  format and its parser, Top-(K+, K-) rules, conflicting facts explained
+- ``model.py``: :class:`MaxEntModel`, the model and its cvxpy expressions ``model.P``
+- ``solve/``: the solve as a chain of stages, each applied and inverted, with our dual
+  Newton solver and the conic solvers as backends, and a certificate checked by our code
+- ``results.py``: :class:`Result`, posteriors, duals and the :class:`Certificate`
+- ``bounds/``: the worst case: LP bounds, possible and certain values, one module a method
+- ``adversaries/``: what someone holding the releases can infer: cross-version attacks,
+  inference channels, r-robustness, privacy metrics. **A new adversary model goes here.**
+- ``anonymize/``: how a publisher makes a release: Anatomy, Mondrian, history-guided,
+  r-robust. **A new anonymizer (or re-publishing rule, or planner) goes here.**
+- ``report/``: what a person reads: the risk table, the HTML report, plots
+- ``datasets/``: the papers' examples and the UCI Adult data; ``cli/``: the
+  ``maxent-privacy`` command; ``errors.py``, ``files.py`` (atomic writes), ``numerics.py``
+
+Names are imported on first use, so ``import maxent_privacy`` itself is quick. Module
+paths from before the wings (``maxent_privacy.parser``, ``.data``, ...) still import:
+see :mod:`maxent_privacy._moved`.
 
 >>> from maxent_privacy import Bucketized, MaxEntModel, datasets
 >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
@@ -24,23 +38,27 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from . import _moved
+
 __version__ = "0.1.0"
+
+_moved.install()
 
 # Names are imported on first use (PEP 562), so that ``import maxent_privacy`` and the
 # ``maxent-privacy`` command's ``--help`` do not pay for cvxpy, scipy and pandas.
-# name -> the submodule that defines it (the submodule itself when the name is one)
+# name -> the module that defines it (the module itself when the name is in _MODULES)
 _LAZY = {
     "anonymize": ".anonymize",
-    "attacks": ".attacks",
+    "attacks": ".adversaries.attacks",
     "datasets": ".datasets",
-    "metrics": ".metrics",
-    "mondrian": ".mondrian",
-    "robustness": ".robustness",
-    "rules": ".rules",
-    "check_kc": ".attacks",
-    "inference_channels": ".channels",
-    "explain_infeasibility": ".conflicts",
-    "Bucketized": ".data",
+    "metrics": ".adversaries.metrics",
+    "mondrian": ".anonymize.mondrian",
+    "robustness": ".adversaries.robustness",
+    "rules": ".knowledge.rules",
+    "check_kc": ".adversaries.attacks",
+    "inference_channels": ".adversaries.channels",
+    "explain_infeasibility": ".knowledge.conflicts",
+    "Bucketized": ".releases.bucketized",
     "InaccurateSolution": ".errors",
     "InfeasibleKnowledge": ".errors",
     "KnowledgeError": ".errors",
@@ -51,25 +69,27 @@ _LAZY = {
     "SolverNotInstalled": ".errors",
     "SolverOptionError": ".errors",
     "UnsupportedModel": ".errors",
-    "Generalized": ".generalized",
-    "count_having": ".knowledge",
-    "soft": ".knowledge",
-    "vague": ".knowledge",
+    "Generalized": ".releases.generalized",
+    "count_having": ".knowledge.vague",
+    "soft": ".knowledge.vague",
+    "vague": ".knowledge.vague",
     "MaxEntModel": ".model",
     "Person": ".model",
-    "KnowledgeFileError": ".parser",
-    "plot_privacy_curve": ".plotting",
-    "plot_risk": ".plotting",
+    "KnowledgeFileError": ".knowledge.parser",
+    "plot_privacy_curve": ".report.plots",
+    "plot_risk": ".report.plots",
     "Certificate": ".results",
     "Result": ".results",
-    "Rules": ".rules",
-    "mine_rules": ".rules",
+    "Rules": ".knowledge.rules",
+    "mine_rules": ".knowledge.rules",
     "InaccuracyWarning": ".solve",
     "SolveOptions": ".solve",
     "exp_cone_solvers": ".solve",
-    "Structure": ".structure",
-    "between": ".ranges",
+    "Structure": ".releases.structure",
+    "between": ".releases.ranges",
 }
+#: the names above that are modules (the rest are attributes of their module)
+_MODULES = {"anonymize", "attacks", "datasets", "metrics", "mondrian", "robustness", "rules"}
 
 
 def __getattr__(name: str):
@@ -77,7 +97,7 @@ def __getattr__(name: str):
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     mod = importlib.import_module(module, __name__)
-    value = mod if module == "." + name else getattr(mod, name)
+    value = mod if name in _MODULES else getattr(mod, name)
     globals()[name] = value  # later look-ups skip __getattr__
     return value
 
@@ -87,11 +107,11 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what static analysers and IDEs see
-    from . import anonymize, attacks, datasets, metrics, mondrian, robustness, rules
-    from .attacks import check_kc
-    from .channels import inference_channels
-    from .conflicts import explain_infeasibility
-    from .data import Bucketized
+    from . import anonymize, datasets
+    from .adversaries import attacks, metrics, robustness
+    from .adversaries.attacks import check_kc
+    from .adversaries.channels import inference_channels
+    from .anonymize import mondrian
     from .errors import (
         InaccurateSolution,
         InfeasibleKnowledge,
@@ -104,16 +124,19 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
         SolverOptionError,
         UnsupportedModel,
     )
-    from .generalized import Generalized
-    from .knowledge import count_having, soft, vague
+    from .knowledge import rules
+    from .knowledge.conflicts import explain_infeasibility
+    from .knowledge.parser import KnowledgeFileError
+    from .knowledge.rules import Rules, mine_rules
+    from .knowledge.vague import count_having, soft, vague
     from .model import MaxEntModel, Person
-    from .parser import KnowledgeFileError
-    from .plotting import plot_privacy_curve, plot_risk
-    from .ranges import between
+    from .releases.bucketized import Bucketized
+    from .releases.generalized import Generalized
+    from .releases.ranges import between
+    from .releases.structure import Structure
+    from .report.plots import plot_privacy_curve, plot_risk
     from .results import Certificate, Result
-    from .rules import Rules, mine_rules
     from .solve import InaccuracyWarning, SolveOptions, exp_cone_solvers
-    from .structure import Structure
 
 __all__ = [
     "Bucketized",

@@ -10,10 +10,10 @@ bucket (Zero-invariants are omitted variables). The data give
 
 and the objective is ``sum -x log(x / n_c)`` = N * H(S | Q, B), the conditional entropy of
 Du et al. Eq. (2) on the count scale. The classes, cells and rows are one documented
-object, :class:`~maxent_privacy.structure.Structure` (``model.structure``). Knowledge is
+object, :class:`~maxent_privacy.releases.structure.Structure` (``model.structure``). Knowledge is
 any cvxpy constraint on the model's variable; ``model.P(s, **qi)`` builds the
 probabilities it speaks of (Section 4.1), and ``model.add`` compiles each constraint to a
-named :class:`~maxent_privacy.facts.Fact`.
+named :class:`~maxent_privacy.knowledge.facts.Fact`.
 
 >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
 >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
@@ -35,9 +35,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .data import Bucketized, check_same_schema
 from .errors import KnowledgeError, ReleaseError
-from .facts import (
+from .knowledge.facts import (
     Fact,
     check_range,
     compile_fact,
@@ -46,14 +45,15 @@ from .facts import (
     linearize,
     tag,
 )
-from .generalized import Generalized
-from .knowledge import Grouped, Soft
-from .pooled import build_pooled
-from .ranges import between, describe, is_range, select
+from .knowledge.vague import Grouped, Soft
+from .releases.bucketized import Bucketized, check_same_schema
+from .releases.generalized import Generalized
+from .releases.pooled import build_pooled
+from .releases.ranges import between, describe, is_range, select
+from .releases.structure import build_single, remap_matrix
 from .solve import SolveOptions
 from .solve import solve as solve_model
 from .solve.problem import compile_problem
-from .structure import build_single, remap_matrix
 
 __all__ = ["Fact", "MaxEntModel", "Person"]
 
@@ -119,7 +119,7 @@ class MaxEntModel:
     x : cvxpy.Variable
         One variable per cell (record class, sensitive value) on the count scale.
     structure : Structure
-        Record classes, cells and data rows (:mod:`maxent_privacy.structure`).
+        Record classes, cells and data rows (:mod:`maxent_privacy.releases.structure`).
     cells, classes : DataFrame
         ``structure.cells`` (one row per variable) and ``structure.classes``.
     facts : list of Fact
@@ -251,7 +251,7 @@ class MaxEntModel:
         """The exact values of QI ``column`` that ``spec`` names, and the condition as text.
 
         ``spec`` is a value, a list of values (any of them), a ``range`` (the integers in
-        it) or :func:`~maxent_privacy.ranges.between` (the numbers between its bounds); a
+        it) or :func:`~maxent_privacy.releases.ranges.between` (the numbers between its bounds); a
         list may mix them. A range selects the column's values present in the data (the
         records; generalized releases: the people's exact values), and one that selects
         none is a :class:`KnowledgeError` naming the column and the range.
@@ -325,7 +325,7 @@ class MaxEntModel:
 
         ``s`` is a sensitive value, or a list of values for P(S in {...} | ...).
         Conditions name QI attributes (a list of values means "any of them"; a ``range``
-        or :func:`~maxent_privacy.ranges.between` the values present in it, see
+        or :func:`~maxent_privacy.releases.ranges.between` the values present in it, see
         :meth:`match_values`); attributes left out are marginalized (Du et al. Section
         4.1), so the expression is ``sum of x over cells with s and matching QI /
         n(matching records)``. In generalized (pooled) releases the records are the
@@ -704,7 +704,7 @@ class MaxEntModel:
         >>> model.bounds().loc[("male", "college", "Flu"), ["lower", "upper"]].tolist()
         [0.0, 0.6666666666666666]
         """
-        from .bounds import bounds
+        from .bounds.intervals import bounds
 
         return bounds(self, by=by, values=values, exact=exact, **options)
 

@@ -2,7 +2,7 @@
 
 One place each for the connected components of cells linked by rows, for the entropy
 terms ``-x log(x / n)`` (0 where x = 0), and for the distinct values of an integer array
-(by a sort).
+(by a sort), and for the Lagrange dual bound of the entropy problem.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> rows = sp.csr_array(np.array([[1.0, 1.0, 0, 0], [0, 0, 0, 1.0]]))
@@ -20,7 +20,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["bipartite_components", "cell_components", "entropy_terms", "sorted_distinct"]
+__all__ = [
+    "bipartite_components",
+    "cell_components",
+    "dual_bound",
+    "entropy_terms",
+    "sorted_distinct",
+]
 
 
 def cell_components(blocks: Sequence, n_cells: int) -> np.ndarray:
@@ -88,3 +94,16 @@ def sorted_distinct(values: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(s[1:], s[:-1], out=keep[1:])
     return s[keep]
+
+
+def dual_bound(A_eq, b_eq, nu, G, h, mu, n) -> float:
+    """Lagrange dual of max sum -x log(x/n) s.t. A_eq x = b_eq, G x <= h (mu clipped >= 0)."""
+    mu = np.maximum(mu, 0.0) if mu is not None and len(mu) else np.zeros(0)
+    z = -1.0 - A_eq.T @ nu
+    val = float(nu @ b_eq)
+    if G is not None and G.shape[0]:
+        z = z - G.T @ mu
+        val += float(mu @ h)
+    with np.errstate(over="ignore"):
+        val += float(np.sum(n * np.exp(z)))
+    return val

@@ -70,7 +70,7 @@ class Result:
         Value-cell values (expected record counts), aligned with the value cells of
         ``structure.cells`` (pooled releases: placement cells left out).
     structure : Structure
-        The model's structure this answer refers to (:mod:`maxent_privacy.structure`).
+        The model's structure this answer refers to (:mod:`maxent_privacy.releases.structure`).
     status : str
         ``"optimal"``, or ``"optimal_inaccurate"`` when the solver said so or the duality
         gap is large (the residual check passed in both cases).
@@ -284,15 +284,15 @@ class Result:
 
         A table of more than ``top`` rows shows its ``top`` riskiest (largest posterior
         first) and says so in the title; ``top=None`` draws every row, still within a
-        readable figure size (see :func:`maxent_privacy.plotting.plot_posterior`).
-        :func:`maxent_privacy.plotting.plot_risk` draws how many people are how exposed.
+        readable figure size (see :func:`maxent_privacy.report.plots.plot_posterior`).
+        :func:`maxent_privacy.report.plots.plot_risk` draws how many people are how exposed.
 
         >>> from maxent_privacy import Bucketized, MaxEntModel, datasets
         >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
         ...                      sa="disease", group="bucket")
         >>> ax = MaxEntModel(release).solve().plot()
         """
-        from .plotting import plot_posterior
+        from .report.plots import plot_posterior
 
         table = self.person_posterior() if by == "person" else self.posterior(by=by)
         what = {"person": "people", "group": "(QI value, group) rows"}.get(by, "QI values")
@@ -301,14 +301,14 @@ class Result:
     def risk_table(self, threshold: float = 0.5) -> pd.DataFrame:
         """Who is at risk: one row per person (or QI value and group), worst first; see
         :func:`maxent_privacy.report.risk_table`."""
-        from .report import risk_table
+        from .report.risk import risk_table
 
         return risk_table(self, threshold=threshold)
 
     def report(self, path, threshold: float = 0.5, **options) -> None:
         """Write a self-contained HTML risk report for a privacy officer to ``path``; see
         :func:`maxent_privacy.report.write_report` (``options`` go there)."""
-        from .report import write_report
+        from .report.html import write_report
 
         write_report(self, path, threshold=threshold, **options)
 
@@ -326,7 +326,7 @@ class Result:
         >>> [round(float(row[c]), 6) for c in ("lower", "maxent", "upper")]
         [0.333333, 0.444444, 0.666667]
         """
-        from .bounds import bounds, maxent_column
+        from .bounds.intervals import bounds, maxent_column
 
         frame = bounds(self.model, by=by, values=values, exact=exact, **options)
         frame.insert(1, "maxent", maxent_column(self, frame, by))

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from maxent_privacy._io import atomic_write, write_bytes
+from maxent_privacy.files import atomic_write, write_bytes
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,4 +1,4 @@
-"""Whole-or-nothing writing (``maxent_privacy._io``): every writer under a full disk.
+"""Whole-or-nothing writing (``maxent_privacy.files``): every writer under a full disk.
 
 The disk-full tests run the writer in a subprocess whose ``RLIMIT_FSIZE`` is set just
 before the write (SIGXFSZ ignored, so the write fails with EFBIG instead of killing the
@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 import maxent_privacy
-from maxent_privacy._io import (
+from maxent_privacy.errors import MaxEntError, OutputError
+from maxent_privacy.files import (
     atomic_write,
     check_target,
     save_figure,
@@ -30,7 +31,6 @@ from maxent_privacy._io import (
     write_frame,
     write_text,
 )
-from maxent_privacy.errors import MaxEntError, OutputError
 
 ROOT = Path(maxent_privacy.__file__).resolve().parents[1]
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
@@ -50,30 +50,30 @@ def disk_full(limit):
 # the output path (a str), and every writer writes well over LIMIT bytes.
 WRITERS = {
     "atomic_write text": (
-        "from maxent_privacy._io import atomic_write",
+        "from maxent_privacy.files import atomic_write",
         "with atomic_write(TARGET) as fh:\n    fh.write('x' * 100_000)",
     ),
     "atomic_write binary (pickle, solvers.py)": (
-        "import pickle\nfrom maxent_privacy._io import atomic_write\nobj = list(range(50_000))",
+        "import pickle\nfrom maxent_privacy.files import atomic_write\nobj = list(range(50_000))",
         "with atomic_write(TARGET, 'wb') as fh:\n    pickle.dump(obj, fh)",
     ),
     "write_text (benchmark tables .md/.json)": (
-        "import json\nfrom maxent_privacy._io import write_text\n"
+        "import json\nfrom maxent_privacy.files import write_text\n"
         "text = json.dumps({'rows': [{'x': i, 'y': 'é'} for i in range(5000)]}, indent=1)",
         "write_text(TARGET, text)",
     ),
     "write_bytes (make_adult_data.py)": (
-        "from maxent_privacy._io import write_bytes\ndata = os.urandom(100_000)",
+        "from maxent_privacy.files import write_bytes\ndata = os.urandom(100_000)",
         "write_bytes(TARGET, data)",
     ),
     "write_frame csv": (
-        "import pandas as pd\nfrom maxent_privacy._io import write_frame\n"
+        "import pandas as pd\nfrom maxent_privacy.files import write_frame\n"
         "frame = pd.DataFrame({'a': range(20_000), 'b': ['Flu'] * 20_000})",
         "write_frame(TARGET, frame, index=False)",
     ),
     "save_figure png (benchmarks' plots)": (
         "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
-        "import numpy as np\nfrom maxent_privacy._io import save_figure\n"
+        "import numpy as np\nfrom maxent_privacy.files import save_figure\n"
         "fig, ax = plt.subplots()\nax.imshow(np.random.default_rng(0).random((300, 300)))",
         "save_figure(TARGET, fig, dpi=110)",
     ),
@@ -102,7 +102,7 @@ SUFFIX = {
 }
 if HAS_PYARROW:  # pragma: no cover - pyarrow is optional
     WRITERS["write_frame parquet"] = (
-        "import pandas as pd\nfrom maxent_privacy._io import write_frame\n"
+        "import pandas as pd\nfrom maxent_privacy.files import write_frame\n"
         "frame = pd.DataFrame({'a': range(50_000)})",
         "write_frame(TARGET, frame)",
     )
@@ -317,7 +317,7 @@ def test_output_error_pickles():
     assert (str(back), back.filename, back.errno) == (str(exc), "x.csv", errno.EFBIG)
 
 
-# ---------------------------------------------------------- every writer goes through _io
+# ------------------------------------------------ every writer goes through maxent_privacy.files
 DIRECT_WRITE = re.compile(
     r"\.(write_text|write_bytes)\("
     r"|\.(to_csv|to_parquet|to_json|to_pickle|savefig)\((?!fh[,)])"
@@ -329,7 +329,7 @@ DIRECT_WRITE = re.compile(
 
 @pytest.mark.parametrize(
     "line",
-    [  # the writers as they were before they went through _io
+    [  # the writers as they were before they went through maxent_privacy.files
         '(args.out / f"{stem}.md").write_text(report)',
         "args.out.write_bytes(data)",
         "fig.savefig(path, dpi=110)",
@@ -344,15 +344,15 @@ def test_the_lint_below_sees_direct_writes(line):
 
 
 def test_no_file_is_written_around_atomic_write():
-    """The package, the benchmarks and notebooks/run_all.py write only through _io."""
+    """The package, the benchmarks and notebooks/run_all.py write only through ``files``."""
     sources = [
-        *sorted((ROOT / "maxent_privacy").glob("*.py")),
+        *sorted((ROOT / "maxent_privacy").rglob("*.py")),
         *sorted((ROOT / "benchmarks").glob("*.py")),
         ROOT / "notebooks" / "run_all.py",
     ]
     offenders = []
     for path in sources:
-        if path.name == "_io.py":
+        if path == ROOT / "maxent_privacy" / "files.py":
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("#", 1)[0]

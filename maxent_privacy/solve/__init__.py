@@ -21,11 +21,14 @@ component (locally or on Dask), inverts the stages and certifies the answer:
 For our Newton solver a model with placements (generalized releases whose people may sit
 in several groups) is first rewritten on joint cells, an ordinary maximum-entropy problem
 (:mod:`.placements`, :class:`~.placements.JointCells`), and mapped back before the
-certificate, which checks the model's own rows and objective.
+certificate, which checks the model's own rows and objective. The rest:
+``chain`` (:class:`Chain`), ``options`` (:class:`SolveOptions`, the one solver policy),
+``hessian`` (Newton's steps), ``tight`` (presolve's tight-bound rules on arrays) and
+``tolerances`` (every threshold the solve decides with, named once).
 
 One fact, end to end. ``model.add(model.P("Flu", gender="male") == 0.3, name="flu")``
-compiles the constraint to a :class:`~maxent_privacy.facts.Fact` named "flu" with one
-row over the cells (:func:`~maxent_privacy.facts.compile_fact`). ``model.solve()``:
+compiles the constraint to a :class:`~maxent_privacy.knowledge.facts.Fact` named "flu" with one
+row over the cells (:func:`~maxent_privacy.knowledge.facts.compile_fact`). ``model.solve()``:
 ``compile_problem`` stacks it as row ``k`` of ``F_eq`` and the row map records
 ``"flu" -> F_eq[k]``; ``FixForcedCells`` moves its fixed cells to the right side (if
 none is left free, it must already hold, else the error names "flu");
@@ -53,15 +56,16 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ..conflicts import explained
 from ..errors import InfeasibleKnowledge, SolverFailed
+from ..knowledge.conflicts import explained
 from ..results import Result
 from .certificate import InaccuracyWarning, certify, gap_ok
 from .chain import Chain
 from .components import SplitComponents
 from .conic import Conic
 from .dispatch import Memo, runner, solve_parts
-from .forced_zeros import ForcedZeros, ZeroLog, lp_zeros_of_problem
+from .forced_zeros import ForcedZeros, ZeroLog, lp_forced_zeros, lp_zeros_of_problem
+from .newton import DualResult, NotConverged, newton_maxent
 from .newton_backend import Newton
 from .options import MAXENT, SolveOptions, choose, exp_cone_solvers, solver_options
 from .placements import JointCells
@@ -71,6 +75,10 @@ from .rank import DropImpliedRows
 from .scaling import ScaleFactRows
 
 __all__ = [
+    "DualResult",
+    "NotConverged",
+    "lp_forced_zeros",
+    "newton_maxent",
     "InaccuracyWarning",
     "MaxEntProblem",
     "RowMap",

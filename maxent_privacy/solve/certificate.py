@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from ..errors import InaccurateSolution
-from ..numerics import entropy_terms
+from ..numerics import dual_bound, entropy_terms
 from ..results import Certificate
 from . import tolerances as tl
 from .components import Solution
@@ -32,19 +32,6 @@ __all__ = ["InaccuracyWarning", "certify", "dual_bound"]
 
 class InaccuracyWarning(UserWarning):
     """The solver's answer passed the residual check but its duality gap is large."""
-
-
-def dual_bound(A_eq, b_eq, nu, G, h, mu, n) -> float:
-    """Lagrange dual of max sum -x log(x/n) s.t. A_eq x = b_eq, G x <= h (mu clipped >= 0)."""
-    mu = np.maximum(mu, 0.0) if mu is not None and len(mu) else np.zeros(0)
-    z = -1.0 - A_eq.T @ nu
-    val = float(nu @ b_eq)
-    if G is not None and G.shape[0]:
-        z = z - G.T @ mu
-        val += float(mu @ h)
-    with np.errstate(over="ignore"):
-        val += float(np.sum(n * np.exp(z)))
-    return val
 
 
 def _data_residual(p: MaxEntProblem, x: np.ndarray) -> float:

@@ -12,44 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .certificate import dual_bound
-from .components import Part, PartSolution
+from ..numerics import dual_bound
+from .components import Part, PartSolution, closed_components
 from .presolve import Reduced
 
 __all__ = ["ClosedForm", "closed_components"]
-
-
-def closed_components(red: Reduced, comp: np.ndarray, n_comp: int, has_fact) -> np.ndarray:
-    """Which components have the closed form (one release only)."""
-    p = red.problem
-    if not n_comp or not p.single:
-        return np.zeros(n_comp, dtype=bool)
-    s = p.structure
-    cls_f, gs_f = s.cell_class[red.free], s.cell_sa[red.free]
-    cls_comp = np.full(len(s.class_n), -1)
-    cls_comp[cls_f] = comp
-    gs_comp = np.full(len(s.sa_n), -1)
-    gs_comp[gs_f] = comp
-    n_cells_k = np.bincount(comp, minlength=n_comp)
-    n_cls_k = np.bincount(cls_comp[cls_comp >= 0], minlength=n_comp)
-    n_gs_k = np.bincount(gs_comp[gs_comp >= 0], minlength=n_comp)
-    r_cls = red.r[0]
-    T = np.bincount(cls_comp[cls_comp >= 0], weights=r_cls[cls_comp >= 0], minlength=n_comp)
-    product = (n_cells_k == n_cls_k * n_gs_k) & (T > 0)
-    member = np.zeros(n_comp, dtype=bool)
-    member[comp[red.in_complex]] = True
-    # an SA row whose free cells lie in several components (its piece split when an
-    # implied row was dropped): its total is not this component's, so no closed form
-    lo = np.full(len(s.sa_n), n_comp)
-    hi = np.full(len(s.sa_n), -1)
-    np.minimum.at(lo, gs_f, comp)
-    np.maximum.at(hi, gs_f, comp)
-    split = np.zeros(n_comp, dtype=bool)
-    shared = np.flatnonzero((hi >= 0) & (lo != hi))
-    split[lo[shared]] = True
-    split[hi[shared]] = True
-    split[comp[np.isin(gs_f, shared)]] = True
-    return product & ~np.asarray(has_fact) & ~member & ~split
 
 
 class ClosedForm:

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from ..numerics import cell_components
 from .presolve import Reduced
 
-__all__ = ["Part", "PartSolution", "Parts", "Solution", "SplitComponents"]
+__all__ = ["Part", "PartSolution", "Parts", "Solution", "SplitComponents", "closed_components"]
 
 
 @dataclass
@@ -124,6 +124,39 @@ def _groups(labels: np.ndarray, comps: np.ndarray) -> list[np.ndarray]:
     return [order[a:b] for a, b in zip(lo, hi, strict=True)]
 
 
+def closed_components(red: Reduced, comp: np.ndarray, n_comp: int, has_fact) -> np.ndarray:
+    """Which components have the closed form (one release only)."""
+    p = red.problem
+    if not n_comp or not p.single:
+        return np.zeros(n_comp, dtype=bool)
+    s = p.structure
+    cls_f, gs_f = s.cell_class[red.free], s.cell_sa[red.free]
+    cls_comp = np.full(len(s.class_n), -1)
+    cls_comp[cls_f] = comp
+    gs_comp = np.full(len(s.sa_n), -1)
+    gs_comp[gs_f] = comp
+    n_cells_k = np.bincount(comp, minlength=n_comp)
+    n_cls_k = np.bincount(cls_comp[cls_comp >= 0], minlength=n_comp)
+    n_gs_k = np.bincount(gs_comp[gs_comp >= 0], minlength=n_comp)
+    r_cls = red.r[0]
+    T = np.bincount(cls_comp[cls_comp >= 0], weights=r_cls[cls_comp >= 0], minlength=n_comp)
+    product = (n_cells_k == n_cls_k * n_gs_k) & (T > 0)
+    member = np.zeros(n_comp, dtype=bool)
+    member[comp[red.in_complex]] = True
+    # an SA row whose free cells lie in several components (its piece split when an
+    # implied row was dropped): its total is not this component's, so no closed form
+    lo = np.full(len(s.sa_n), n_comp)
+    hi = np.full(len(s.sa_n), -1)
+    np.minimum.at(lo, gs_f, comp)
+    np.maximum.at(hi, gs_f, comp)
+    split = np.zeros(n_comp, dtype=bool)
+    shared = np.flatnonzero((hi >= 0) & (lo != hi))
+    split[lo[shared]] = True
+    split[hi[shared]] = True
+    split[comp[np.isin(gs_f, shared)]] = True
+    return product & ~np.asarray(has_fact) & ~member & ~split
+
+
 class Parts:
     """The components of a reduced problem, and which have the closed form."""
 
@@ -140,8 +173,6 @@ class Parts:
         for rc in (self.comp_e, self.comp_i, self.comp_c):
             has_fact[rc[rc >= 0]] = True
         self.has_fact = has_fact
-        from .closed_form import closed_components
-
         self.closed = closed_components(red, comp_of_cell, self.n_comp, has_fact)
         self._order = np.argsort(comp_of_cell, kind="stable")
         self._bounds = np.searchsorted(comp_of_cell[self._order], np.arange(self.n_comp + 1))

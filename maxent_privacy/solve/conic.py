@@ -19,9 +19,9 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge, SolverFailed
-from ..facts import substitute
+from ..knowledge.facts import substitute
+from ..numerics import dual_bound
 from . import tolerances as tl
-from .certificate import dual_bound
 from .components import Part, PartSolution
 from .polish import polish_kkt
 from .presolve import Reduced

@@ -185,7 +185,7 @@ class PooledRows:
 
     @classmethod
     def of(cls, structure, cells=None, offset: int = 0) -> PooledRows | None:
-        """The rows of a pooled :class:`~maxent_privacy.structure.Structure`, or None
+        """The rows of a pooled :class:`~maxent_privacy.releases.structure.Structure`, or None
         when some group is uncertain (placement cells) or it is one release. ``cells``:
         a CSC matrix holding the Relation rows from row ``offset`` (default: a CSC copy of
         the structure's Relation matrix)."""

@@ -1,7 +1,7 @@
 """Placements for our Newton solver: joint cells instead of value and placement cells.
 
 In a pooled model with generalized releases a class c may sit in several groups of a
-release r (:mod:`maxent_privacy.pooled`): its value cell ``z[c, s]`` is refined by
+release r (:mod:`maxent_privacy.releases.pooled`): its value cell ``z[c, s]`` is refined by
 placement cells ``y[r, c, g, s]`` with the link rows ``sum_g y[r, c, g, s] = z[c, s]``,
 and the objective is H(S | p) + sum_r H(G_r | S, p):
 ``-z log(z / n) - sum_r sum_g y log(y / z)``.
@@ -31,7 +31,7 @@ on the model's cells. Conic solvers keep the model's own form (the reference).
 
 >>> import pandas as pd
 >>> from maxent_privacy import MaxEntModel
->>> from maxent_privacy.generalized import Generalized
+>>> from maxent_privacy.releases.generalized import Generalized
 >>> release = Generalized(pd.DataFrame({"age": ["[20-22]"] * 2 + ["[21-23]"] * 2,
 ...     "s": ["a", "a", "b", "c"], "g": [1, 1, 2, 2]}), qi=["age"], sa="s", group="g")
 >>> people = pd.DataFrame({"age": [20, 21, 22, 23]}, index=["p0", "p1", "p2", "p3"])
@@ -49,7 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..numerics import entropy_terms
-from ..structure import Structure
+from ..releases.structure import Structure
 from .certificate import entropy_of
 from .problem import MaxEntProblem
 

@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..facts import Fact
-from ..structure import Structure
+from ..knowledge.facts import Fact
+from ..releases.structure import Structure
 
 __all__ = ["MaxEntProblem", "RowMap", "compile_problem"]
 

@@ -1,0 +1,20 @@
+"""Adversaries: what someone holding the releases can infer, by the papers' models.
+
+Each module is one adversary model or a measure of one; it takes releases or a solved
+:class:`~maxent_privacy.results.Result` and never produces a release. A new adversary
+model (a new attack, a learning adversary, a new privacy measure) goes here as a new module.
+
+Modules:
+
+- ``attacks``: Byun et al.'s cross-version attacks (intersection, difference) and
+  (k, c)-anonymity; ``matching`` matches releases to people and holds what the attacker
+  knows, ``tracing`` the record-tracing attack
+- ``channels``: inference channels between releases (Wang et al.)
+- ``robustness``: r-robustness under QI-based priors (Wong et al.): the Delta bound and
+  whole-release tables; ``prior`` holds the QI-based prior and its checks, ``worlds`` the
+  exact possible-worlds posteriors (permanents) it rests on
+- ``metrics``: privacy metrics of a solved model (breaches, estimation accuracy)
+
+Old paths stay importable: ``maxent_privacy.attacks``, ``.channels``, ``.robustness`` and
+``.metrics`` are these modules.
+"""

@@ -1,0 +1,41 @@
+"""Bounds: the worst case beside the maximum-entropy estimate.
+
+Over every table the model allows, how low and how high can each posterior go, and what is
+possible or certain in every possible world? One module per method, composed by the public
+:func:`bounds`. A new way of bounding posteriors goes here as a new method module.
+
+Modules:
+
+- ``targets``: what is bounded (classes, groups, people) and the model's rows
+- ``closed_form``: components, pieces, and the pieces whose bounds follow from counts,
+  with no program
+- ``lp``: linear programs with certificates (HiGHS), the time budget, the run's stats and
+  the steps of a component's LP work
+- ``worlds``: possible worlds by mixed-integer programs (``exact=True``)
+- ``intervals``: the public :func:`bounds`, :func:`relaxation_gap`, :func:`maxent_column`;
+  the order of a component's steps, the conic pieces and the assembly of the frame
+"""
+
+from .intervals import (
+    ATTAIN,
+    BATCH,
+    CERTIFIED,
+    INTEGRAL,
+    METHODS,
+    POSITIVE,
+    bounds,
+    maxent_column,
+    relaxation_gap,
+)
+
+__all__ = [
+    "ATTAIN",
+    "BATCH",
+    "CERTIFIED",
+    "INTEGRAL",
+    "METHODS",
+    "POSITIVE",
+    "bounds",
+    "maxent_column",
+    "relaxation_gap",
+]

@@ -1,0 +1,445 @@
+"""Certified posterior intervals: the worst case beside the maximum-entropy estimate.
+
+Maximum entropy gives the least committed belief. :func:`bounds` gives the other end: over
+*every* table the model allows (the data constraints and the hard facts that maximum entropy
+uses), how low and how high can P(s | QI value), P(s | QI value, group) or P(s | person) go?
+The answers are linear programs over the cells of the model, one minimum and one maximum per
+(row, value), solved component by component:
+
+* a bucket that no fact touches (one bucketized release) has a closed form: of the n_qb
+  records with QI value q and the n_bs records with value s in bucket b, at most
+  min(n_qb, n_bs) and at least max(0, n_qb + n_bs - |b|) can coincide; add over buckets;
+* a component that linear facts touch is a linear program solved with HiGHS (``highspy``,
+  primal simplex warm-started from the previous objective's basis). Every bound carries a
+  *dual certificate* that our own arithmetic checks: multipliers y for the equalities, w for
+  the inequalities (sign-constrained) and the reduced costs c - A'y - G'w, whose signs make
+  the dual objective a bound for every table; ``gap`` is |primal value - dual objective| and
+  ``dual_violation`` the largest sign error of a multiplier or reduced cost (both in
+  probability units). Many bounds are proved without an LP of their own: a cell that no
+  table makes positive is found in bulk (one LP whose optimum 0 certifies a whole set of
+  cells), and a bound that a table already seen attains and a simple dual point proves
+  (a cover of the target's cells by data rows) is taken from there;
+* a component with non-linear convex facts is solved by cvxpy (Clarabel); those bounds are
+  the conic solver's answers, not checked by a certificate of ours (``certified`` False).
+
+Soft facts (:func:`maxent_privacy.soft`) are penalties, not walls: a table that violates
+them is still allowed, so they are left out of the bounds.
+
+``exact=True`` bounds the probabilities over *integral* tables instead: the adversary's
+possible worlds (every assignment of values to people consistent with the releases and the
+facts). The LP relaxation is sound but not exact when several releases are pooled or
+people are singled out (see :func:`relaxation_gap`); the integer programs are HiGHS MILPs,
+time-boxed by ``time_limit``. Facts are then read as statements about the true table (they
+must hold in every possible world); a probability fact that no integral table satisfies
+leaves the LP bound in place. A bound whose integer program ran out of time is the LP
+bound, with ``exact`` False.
+
+>>> from maxent_privacy import MaxEntModel, Bucketized, datasets
+>>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+...                                sa="disease", group="bucket"))
+>>> model.add(model.P("Breast Cancer", gender="male") == 0)
+>>> b = model.bounds()
+>>> [round(float(v), 9) for v in b.loc[("male", "college", "Flu"), ["lower", "upper"]]]
+[0.333333333, 0.666666667]
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ..errors import InfeasibleKnowledge
+from .closed_form import Pieces, closed_pieces, components, cut_pieces
+from .lp import (
+    ATTAIN,
+    INTEGRAL,
+    LP,
+    POSITIVE,
+    Budget,
+    Open,
+    Seen,
+    Stats,
+    aggregated_lps,
+    cell_caps,
+    component_rows,
+    covers,
+    lp_per_bound,
+    lp_solver,
+    pinned_lower_bounds,
+    store_lp,
+    zero_cells,
+    zero_upper_bounds,
+)
+from .targets import data_rows, targets
+from .worlds import integral
+
+__all__ = [
+    "ATTAIN",
+    "BATCH",
+    "CERTIFIED",
+    "INTEGRAL",
+    "METHODS",
+    "POSITIVE",
+    "bounds",
+    "maxent_column",
+    "relaxation_gap",
+]
+
+#: a bound is ``certified`` when its gap and dual violation are at most this (probability)
+CERTIFIED = 1e-6
+#: components smaller than this (cells) are solved together in one LP
+BATCH = 2000
+
+
+# ---------------------------------------------------------------- per component
+def _lp_component(pieces: Pieces, idx, cols, rows, exact, budget, stats, rng) -> None:
+    """Bounds of the pieces ``idx`` of one component with linear facts (see the module
+    docstring for the order: forced zeros, tables seen, aggregated objectives, one LP per
+    bound; then, with ``exact``, integral tables)."""
+    E, e, ekind, G, g = rows
+    n = len(cols)
+    u, arg, data = cell_caps(E, e, ekind)
+    lp = LP(E, e, G, g, u)
+    Pl = sp.csr_array(pieces.P[idx][:, cols])
+    seen = Seen(Pl, (E, e, G, g), exact, stats)
+    solve = lp_solver(lp, seen, stats)
+
+    # 1. cells that no table makes positive, certified in bulk
+    w = 1.0 / np.where(np.isfinite(u) & (u > 0), u, 1.0)
+    Z, zero_bound, zero_viol = zero_cells(lp, solve, w, n)
+    stats.zero_cells += int(Z.sum())
+
+    # 2. bounds proved without an LP of their own
+    op = Open(len(idx))
+    in_z = zero_upper_bounds(op, Pl, Z, w, zero_bound, zero_viol)
+    pinned_lower_bounds(op, Pl, E, e, ekind, Z, w, zero_bound, zero_viol)
+    todo_hi = np.flatnonzero(~in_z)
+    if len(todo_hi):
+        op.U[todo_hi], op.U_v[todo_hi] = covers(Pl[todo_hi], E, e, ekind, u, arg, data)
+    op.settle(seen, stats)
+
+    # 3. aggregated objectives; 4. one LP per bound left
+    aggregated_lps(op, Pl, solve, seen, stats, rng)
+    lp_per_bound(op, Pl, lp, solve, seen, stats)
+
+    store_lp(pieces, idx, op)
+    if exact:
+        integral(pieces, idx, Pl, (E, e, G, g, u), Z, seen.int_hi, seen.int_lo, budget, stats, rng)
+
+
+def _convex_pieces(model, pieces: Pieces, idx, A, b, facts, solver: str) -> None:
+    """Pieces of components with non-linear convex facts: one conic program per bound
+    (cvxpy, the objective a parameter so the problem compiles once)."""
+    import cvxpy as cp
+
+    from ..errors import SolverFailed
+
+    x = model.x
+    c = cp.Parameter(model.n_cells)
+    cons = [sp.csr_matrix(A) @ x == b, x >= 0]
+    for f in facts:
+        if f.sense == "==":
+            cons.append(sp.csr_matrix(f.A) @ x == f.b)
+        elif f.sense == "<=":
+            cons.append(sp.csr_matrix(f.A) @ x <= f.b)
+        elif f.sense == "convex":
+            cons.append(f.constraint)
+    prob = cp.Problem(cp.Minimize(c @ x), cons)
+    for i in idx:
+        row = pieces.P[[i]].toarray().ravel()
+        for sense in ("lo", "hi"):
+            c.value = row if sense == "lo" else -row
+            prob.solve(solver=solver)
+            if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+                if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+                    raise InfeasibleKnowledge(
+                        "the facts contradict the data (no table satisfies them)"
+                    )
+                raise SolverFailed(f"{solver}: {prob.status} on a bound")
+            val = float(row @ np.asarray(x.value))
+            if sense == "lo":
+                pieces.lo[i] = pieces.lp_lo[i] = val
+            else:
+                pieces.hi[i] = pieces.lp_hi[i] = val
+    pieces.method[idx] = 2
+    pieces.lo_gap[idx] = np.nan
+    pieces.hi_gap[idx] = np.nan
+    pieces.lo_viol[idx] = np.nan
+    pieces.hi_viol[idx] = np.nan
+    pieces.lo_exact[idx] = False
+    pieces.hi_exact[idx] = False
+
+
+# ---------------------------------------------------------------- public API
+METHODS = np.array(["closed form", "LP", "conic"], dtype=object)
+
+
+def bounds(
+    model,
+    by: str | None = None,
+    values=None,
+    exact: bool = False,
+    time_limit: float = 60.0,
+    solver: str = "CLARABEL",
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Lower and upper bounds of every posterior over all tables the model allows.
+
+    Parameters
+    ----------
+    model : MaxEntModel
+    by : None, "group" or "person"
+        What the probabilities are about, as in ``Result.posterior()`` (P(s | QI value)),
+        ``posterior(by="group")`` (P(s | QI value, group)) and ``person_posterior()``
+        (P(s | person); releases with a person column, pooled releases, individuals
+        singled out with ``model.person``). People whom nothing tells apart (one record
+        class: same QI value and groups) share their class's share x[c, s] / n_c: with
+        ``exact=True`` a value is *possible* for such a person when ``upper`` > 0 (some
+        world gives it to one of them, hence, by symmetry, to this one) and *certain*
+        when ``lower`` is 1.
+    values : value or list, optional
+        Only these sensitive values (default: all).
+    exact : bool
+        Bounds over integral tables (possible worlds: every assignment of values to people
+        consistent with the releases and the facts, read as statements about the true
+        table) instead of the LP relaxation. The frame then also has ``lp_lower`` and
+        ``lp_upper`` (the relaxation) and ``exact``. The LP bound rounded inwards is
+        exact once a verified integral table reaches it (our own check); the rest is
+        settled by HiGHS integer programs (``highspy``), whose optimality and
+        infeasibility proofs are HiGHS's. When no integral table satisfies the facts
+        (say P(Flu | male) = 0.3 of 6 men), a warning says so and every bound is the LP's.
+    time_limit : float
+        Seconds the integer programs may take in all (``exact=True``); a bound whose
+        integer program did not finish keeps the LP bound and ``exact`` False.
+    solver : str
+        cvxpy solver for components with non-linear convex facts.
+    seed : int
+        Seeds the random weights of the aggregated objectives (the bounds do not depend on
+        it, only the route to them).
+
+    Returns
+    -------
+    DataFrame
+        Indexed like ``posterior().stack()`` (the QI columns, the group with
+        ``by="group"``, or ``person``; then the sensitive value), with columns
+
+        * ``lower``, ``upper``: the bounds (probabilities). A value that no table gives
+          (not in the row's buckets: a Zero-invariant) is shown as 0/0, with ``method``
+          "impossible"; every (row, value) pair is in the frame;
+        * ``records`` (not with ``by="person"``): how many records the row is about;
+        * ``method``: "closed form" (buckets no fact touches), "LP", "conic" (non-linear
+          convex facts), "impossible";
+        * ``certified``: the bound's dual certificate passed our check (``gap`` and
+          ``dual_violation`` at most 1e-6); closed forms are exact by construction, conic
+          bounds are the solver's word (False);
+        * ``gap``: the larger, over the two bounds, of |attained value - dual bound|;
+          ``dual_violation``: the larger sign violation of the dual points (probability);
+        * with ``exact=True``: ``exact`` (both bounds proved over integral tables),
+          ``lp_lower``, ``lp_upper``.
+
+        ``.attrs["certificate"]`` sums up: largest gap and violation, LPs and integer
+        programs run, bounds settled without an LP of their own, cells proved 0, seconds.
+
+    Soft facts are left out (a penalty is not a wall). Facts on no cell must hold as
+    constants.
+    """
+    t0 = time.perf_counter()
+    tg = targets(model, by, values)
+    A, b, kind = data_rows(model)
+    hard = _hard_facts(model)
+    lab = components(model.n_cells, A, hard)
+    pieces = cut_pieces(tg.T, lab)
+    has_lin, has_cvx = _fact_components(lab, hard)
+    stats = Stats()
+    budget = Budget(time_limit)
+    rng = np.random.default_rng(seed)
+    closed = closed_pieces(pieces, has_lin | has_cvx, A, b, kind, lab)
+    cvx = has_cvx[pieces.comp]
+    if cvx.any():
+        _convex_pieces(model, pieces, np.flatnonzero(cvx), A, b, hard, solver)
+    lp_pieces = np.flatnonzero(~closed & ~cvx)
+    if len(lp_pieces):
+        _lp_pieces(pieces, lp_pieces, lab, (A, b, kind), hard, exact, budget, stats, rng)
+    return _assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
+
+
+def _hard_facts(model) -> list:
+    """The facts that are walls (not soft); those on no cell must hold as constants."""
+    hard = [f for f in model.facts if f.sense in ("==", "<=", "convex")]
+    for f in hard:
+        if len(f.cells) == 0 and f.sense != "convex":
+            ok = (np.abs(f.b) <= 1e-9).all() if f.sense == "==" else (f.b >= -1e-9).all()
+            if not ok:
+                raise InfeasibleKnowledge(f"fact {f.name!r} is false on every table")
+    return hard
+
+
+def _fact_components(lab, hard):
+    """Per component: whether linear facts touch it, whether non-linear convex ones do."""
+    ncomp = int(lab.max()) + 1 if len(lab) else 0
+    has_lin = np.zeros(ncomp, dtype=bool)
+    has_cvx = np.zeros(ncomp, dtype=bool)
+    for f in hard:
+        if len(f.cells):
+            (has_cvx if f.sense == "convex" else has_lin)[lab[f.cells[0]]] = True
+    return has_lin, has_cvx
+
+
+def _lp_batches(comps, size) -> list[list[int]]:
+    """Components grouped, smallest first, into batches of about ``BATCH`` cells."""
+    batches, batch, cells = [], [], 0
+    for j in np.argsort(size, kind="stable"):
+        batch.append(int(comps[j]))
+        cells += int(size[j])
+        if cells >= BATCH:
+            batches.append(batch)
+            batch, cells = [], 0
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def _lp_pieces(pieces, lp_pieces, lab, data, hard, exact, budget, stats, rng) -> None:
+    """Bounds of the pieces of components with linear facts, one LP per batch of them."""
+    A, b, kind = data
+    ncomp = int(lab.max()) + 1 if len(lab) else 0
+    order = np.argsort(lab, kind="stable")
+    starts = np.searchsorted(lab[order], np.arange(ncomp + 1))
+    pc = pieces.comp[lp_pieces]
+    lp_pieces = lp_pieces[np.argsort(pc, kind="stable")]
+    comps, first = np.unique(pieces.comp[lp_pieces], return_index=True)
+    pieces_of = dict(zip(comps.tolist(), np.split(lp_pieces, first[1:]), strict=True))
+    facts_of: dict[int, list] = {}
+    for f in hard:
+        if len(f.cells):
+            facts_of.setdefault(int(lab[f.cells[0]]), []).append(f)
+    # small components share one LP (independent blocks: each bound's objective
+    # lives in its own block), which saves the per-LP overhead
+    size = starts[comps + 1] - starts[comps]
+    for batch in _lp_batches(comps, size):
+        cols = np.concatenate([order[starts[j] : starts[j + 1]] for j in batch])
+        idx = np.concatenate([pieces_of[j] for j in batch])
+        fs = [f for j in batch for f in facts_of.get(j, [])]
+        rows = component_rows(cols, A, b, kind, fs)
+        _lp_component(pieces, idx, cols, rows, exact, budget, stats, rng)
+
+
+def _assemble(model, tg, pieces, stats, budget, exact, seconds) -> pd.DataFrame:
+    nt = tg.T.shape[0]
+    t = pieces.target
+
+    def total(v):
+        return np.bincount(t, weights=v, minlength=nt)
+
+    def worst(v):
+        out = np.zeros(nt)
+        np.maximum.at(out, t, np.nan_to_num(v, nan=np.inf))
+        return out
+
+    lo, hi = total(pieces.lo), total(pieces.hi)
+    lp_lo, lp_hi = total(pieces.lp_lo), total(pieces.lp_hi)
+    gap = np.maximum(total(pieces.lo_gap), total(pieces.hi_gap))
+    gap = np.where(np.isnan(gap), np.inf, gap)
+    viol = np.maximum(worst(pieces.lo_viol), worst(pieces.hi_viol))
+    method = np.zeros(nt, dtype=np.int8)
+    np.maximum.at(method, t, pieces.method)
+    bad = np.zeros(nt)
+    np.add.at(bad, t, (~pieces.lo_exact | ~pieces.hi_exact).astype(float))
+    den = tg.den
+    base = tg.base
+    on = base >= 0
+    bi = np.where(on, base, 0)
+
+    def out(v, fill=0.0):
+        return np.where(on, v[bi], fill)
+
+    lower = np.clip(out(lo / den), 0.0, 1.0)
+    upper = np.clip(out(hi / den), 0.0, 1.0)
+    frame = pd.DataFrame({"lower": lower, "upper": upper}, index=tg.index)
+    if tg.classes is None:
+        frame["records"] = tg.records
+    gap_p = out(gap / den)
+    viol_p = out(viol / den)
+    meth = np.where(on, METHODS[method[bi]], "impossible")
+    frame["method"] = meth
+    frame["certified"] = (gap_p <= CERTIFIED) & (viol_p <= CERTIFIED) & (meth != "conic")
+    frame["gap"] = np.where(np.isinf(gap_p), np.nan, gap_p)
+    frame["dual_violation"] = np.where(np.isinf(viol_p), np.nan, viol_p)
+    if exact:
+        # no integral table in some component: the model has no possible world at all
+        frame["exact"] = np.where(on, bad[bi] == 0, True) & (not stats.no_world)
+        frame["lp_lower"] = np.clip(out(lp_lo / den), 0.0, 1.0)
+        frame["lp_upper"] = np.clip(out(lp_hi / den), 0.0, 1.0)
+    counts = pd.Series(pieces.method).value_counts()
+    frame.attrs["certificate"] = {
+        "max_gap": float(np.nanmax(frame["gap"], initial=0.0)),
+        "max_dual_violation": float(np.nanmax(frame["dual_violation"], initial=0.0)),
+        "all_certified": bool(frame["certified"].all()),
+        "closed_form_pieces": int(counts.get(0, 0)),
+        "lp_pieces": int(counts.get(1, 0)),
+        "conic_pieces": int(counts.get(2, 0)),
+        "lps": stats.lps,
+        "settled_without_own_lp": stats.pool_hits,
+        "cells_proved_zero": stats.zero_cells,
+        "milps": stats.milps,
+        "worlds_seen": stats.worlds,
+        "time_limit_reached": bool(exact and budget.ran_out),
+        "no_integral_world": bool(stats.no_world),
+        "seconds": seconds,
+    }
+    if exact and stats.no_world:
+        warnings.warn(
+            "no integral table satisfies the facts in some components (probability facts "
+            "that no count of records meets?): their bounds are the LP relaxation's",
+            stacklevel=3,
+        )
+    return frame
+
+
+def relaxation_gap(model, values=None, time_limit: float = 60.0, frame=None) -> pd.DataFrame:
+    """(person, value) pairs that the LP relaxation allows but no possible world does.
+
+    The pooled model (and the LP bounds) treat assignments of values to people as
+    fractional; an adversary's possible worlds are integral. Each row here is a value
+    that the relaxation leaves possible for a person (``lp_upper`` > 0) while every
+    integral assignment consistent with the releases and the facts rules it out (exact
+    upper bound 0, proved). ``frame`` reuses a ``bounds(model, by="person", exact=True)``
+    frame. ``.attrs["undecided"]`` counts the pairs whose integer program ran out of time
+    (``time_limit`` seconds in all), so the list may miss some.
+
+    >>> import pandas as pd
+    >>> from maxent_privacy import Bucketized, MaxEntModel
+    >>> rel = [Bucketized(pd.DataFrame({"pid": m, "q": "x", "g": 1,
+    ...                                 "s": ["s1", "s2", "s2", "s3", "s3"]}),
+    ...                   qi=["q"], sa="s", group="g", person="pid")
+    ...        for m in ([3, 4, 5, 0, 1], [3, 4, 5, 1, 2], [3, 4, 5, 0, 2])]
+    >>> gap = relaxation_gap(MaxEntModel(rel))
+    >>> gap.index.tolist(), gap["lp_upper"].tolist()
+    ([(0, 's1'), (1, 's1'), (2, 's1')], [0.5, 0.5, 0.5])
+    """
+    if frame is None:
+        frame = bounds(model, by="person", values=values, exact=True, time_limit=time_limit)
+    elif "exact" not in frame.columns:
+        raise ValueError("frame must come from bounds(..., by='person', exact=True)")
+    allowed = frame["lp_upper"] > CERTIFIED
+    gap = frame[allowed & frame["exact"] & (frame["upper"] <= 0)]
+    out = gap[["lp_lower", "lp_upper"]].copy()
+    out.attrs["undecided"] = int((allowed & ~frame["exact"]).sum())
+    out.attrs["pairs"] = int(allowed.sum())
+    return out
+
+
+def maxent_column(result, frame: pd.DataFrame, by) -> np.ndarray:
+    """The maximum-entropy estimate aligned with a bounds frame."""
+    if by == "person":
+        post = result.person_posterior().stack()
+        return post.reindex(frame.index).fillna(0.0).to_numpy(dtype=float)
+    keys = list(frame.index.names)
+    cells = result.cell_table()
+    num = cells.groupby(keys, sort=False, observed=True)["x"].sum()
+    num = num.reindex(frame.index).fillna(0.0).to_numpy(dtype=float)
+    return num / frame["records"].to_numpy(dtype=float)

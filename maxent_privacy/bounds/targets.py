@@ -1,0 +1,203 @@
+"""What :func:`~maxent_privacy.bounds.intervals.bounds` bounds, and the model's rows.
+
+The model access helpers (the records the posteriors count, the value cells, the data
+constraints ``A x == b`` with the links of pooled releases' placement cells) and the base
+targets: per (QI value[, group], value) or per (person class, value), the row of cells it
+counts and its denominator, with the output rows of the frame.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ..errors import KnowledgeError
+
+
+# ---------------------------------------------------------------- model access
+def _person_class(model):
+    """Person id -> class index of the model's structure (None without person ids)."""
+    return model.structure.person_class
+
+
+def _records(model) -> pd.DataFrame:
+    """The records (pooled releases: people) the posteriors' denominators count."""
+    return model.structure.records
+
+
+def _z_mask(model) -> np.ndarray:
+    """Cells that are values (not group placements of pooled releases)."""
+    if "kind" in model.cells.columns:
+        return (model.cells["kind"] == "z").to_numpy()
+    return np.ones(model.n_cells, dtype=bool)
+
+
+def data_rows(model):
+    """``(A, b, kind)``: every data constraint ``A x == b`` over all cells (count scale).
+
+    ``model.invariant_matrix(drop_redundant=False)``, with the rows of placement cells
+    (pooled releases where a person's group is not known) put right: a class's One row
+    counts its value cells only, and ``sum_g y[r, c, g, s] == z[c, s]`` links the
+    placements of each release to the values. ``kind`` per row: "class", "SA", "shared",
+    "link".
+    """
+    A, b, rows = model.invariant_matrix(drop_redundant=False)
+    A = sp.csr_array(A, dtype=float)
+    b = np.asarray(b, dtype=float)
+    kind = rows["kind"].map({"QI": "class", "QI (shared)": "shared", "SA": "SA"})
+    kind = kind.fillna("other").to_numpy(dtype=object)
+    z = _z_mask(model)
+    if z.all():
+        return A, b, kind
+    cells = model.cells
+    y_cells = np.flatnonzero(~z)
+    C = A.tocoo()
+    keep = ~((kind[C.row] == "class") & ~z[C.col])  # One rows hold the value cells only
+    A = sp.csr_array((C.data[keep], (C.row[keep], C.col[keep])), shape=A.shape)
+    if (A.data < 0).any():  # the links are there already
+        return A, b, np.where(A.min(axis=1).toarray().ravel() < 0, "link", kind)
+    sa = model.sa
+    zc = cells.loc[z, ["cls", sa]].copy()
+    zc["z"] = np.flatnonzero(z)
+    yc = cells.loc[~z, ["cls", sa, "kind"]].copy()
+    yc["y"] = y_cells
+    yc["release"] = yc["kind"].map(lambda k: re.match(r"y (r\d+):", k).group(1))
+    yc = yc.merge(zc, on=["cls", sa], how="left")
+    key = pd.factorize(pd.MultiIndex.from_frame(yc[["cls", sa, "release"]].astype(str)))[0]
+    n_link = int(key.max()) + 1 if len(key) else 0
+    first = pd.Series(np.arange(len(yc))).groupby(key).first().to_numpy()
+    rr = np.concatenate([key, np.arange(n_link)])
+    cc = np.concatenate([yc["y"].to_numpy(), yc["z"].to_numpy()[first]])
+    vv = np.concatenate([np.ones(len(yc)), -np.ones(n_link)])
+    L = sp.csr_array((vv, (rr, cc)), shape=(n_link, model.n_cells))
+    A = sp.vstack([A, L], format="csr")
+    b = np.concatenate([b, np.zeros(n_link)])
+    kind = np.concatenate([kind, np.full(n_link, "link", dtype=object)])
+    return A, b, kind
+
+
+# ---------------------------------------------------------------- targets
+@dataclass
+class _Targets:
+    """Base targets (rows of T over the cells, count scale, divided by ``den``) and the
+    output rows: ``index`` with ``base[i]`` (-1: a value no table gives: 0/0)."""
+
+    T: sp.csr_array
+    den: np.ndarray
+    index: pd.MultiIndex
+    base: np.ndarray
+    records: np.ndarray | None = None  # per output row: records it is about (not persons)
+    classes: np.ndarray | None = None  # by="person": the class of each base target
+
+
+def targets(model, by, values) -> _Targets:
+    cells = model.cells
+    sa = model.sa
+    z = _z_mask(model)
+    zc = np.flatnonzero(z)
+    all_values = sorted(cells.loc[z, sa].unique().tolist(), key=str)
+    if values is None:
+        keep_values = all_values
+    else:
+        want = values if isinstance(values, (list, tuple, set, pd.Index, np.ndarray)) else [values]
+        keep_values = []
+        for v in want:
+            hit = [u for u in all_values if u == v or str(u) == str(v)]
+            if not hit:
+                raise KnowledgeError(
+                    f"sensitive value {v!r} is not in the model (values: "
+                    + ", ".join(map(str, all_values[:12]))
+                    + (", ..." if len(all_values) > 12 else "")
+                    + ")"
+                )
+            keep_values.append(hit[0])
+        keep_values = sorted(set(keep_values), key=str)
+    if by == "person":
+        return _person_targets(model, zc, keep_values, all_values)
+    if by is None:
+        keys = list(model.qi)
+    elif by == "group":
+        keys = list(model.qi) + [model.group]
+    else:
+        raise ValueError(f"by must be None, 'group' or 'person', got {by!r}")
+    sub = cells.iloc[zc]
+    groups = sub.groupby(keys, sort=True, observed=True)
+    key_index = pd.MultiIndex.from_frame(groups.size().index.to_frame(index=False))
+    key_code = groups.ngroup().to_numpy()
+    records = _records(model)
+    if all(k in records.columns for k in keys):
+        sizes = records.groupby(keys, sort=True, observed=True).size()
+        den = sizes.reindex(key_index).to_numpy(dtype=float)
+    else:  # pooled releases by group: the classes count the people
+        cl = model.classes
+        sizes = cl.groupby(keys, sort=True, observed=True)["n"].sum()
+        den = sizes.reindex(key_index).to_numpy(dtype=float)
+    v_index = pd.Index(keep_values)
+    v_code = v_index.get_indexer(sub[sa])
+    on = v_code >= 0
+    nv = len(keep_values)
+    flat = key_code[on] * nv + v_code[on]
+    base_code, uniq = pd.factorize(flat, sort=True)
+    T = sp.csr_array((np.ones(on.sum()), (base_code, zc[on])), shape=(len(uniq), model.n_cells))
+    T.sum_duplicates()
+    base = np.full(len(key_index) * nv, -1, dtype=np.int64)
+    base[uniq] = np.arange(len(uniq))
+    codes = np.repeat(np.arange(len(key_index)), nv)
+    index = pd.MultiIndex.from_arrays(
+        [key_index.get_level_values(i)[codes] for i in range(key_index.nlevels)]
+        + [pd.Index(keep_values)[np.tile(np.arange(nv), len(key_index))]],
+        names=keys + [sa],
+    )
+    records = np.repeat(den, nv).astype(np.int64)
+    return _Targets(T, den[uniq // nv], index, base, records=records)
+
+
+def _person_targets(model, zc, keep_values, all_values) -> _Targets:
+    cells = model.cells
+    sa = model.sa
+    pc = _person_class(model)
+    persons, cls_of = [], []
+    if pc is not None:
+        persons += list(pc.index)
+        cls_of += list(np.asarray(pc.to_numpy(), dtype=np.int64))
+    named = [p.name for p in model.persons]
+    known = set(map(str, persons))
+    for name in named:
+        if name in known:
+            continue
+        hit = cells["cls"].to_numpy()[(cells["person"] == name).to_numpy()]
+        if len(hit):
+            persons.append(name)
+            cls_of.append(int(hit[0]))
+    if not persons:
+        raise KnowledgeError(
+            "by='person' needs persons: a release with a person column, pooled releases, "
+            "or individuals singled out with model.person(...)"
+        )
+    cls_of = np.asarray(cls_of, dtype=np.int64)
+    v_index = pd.Index(keep_values)
+    nv = len(keep_values)
+    v_code = v_index.get_indexer(cells[sa].to_numpy()[zc])
+    on = v_code >= 0
+    cls = cells["cls"].to_numpy()[zc][on]
+    flat = cls * nv + v_code[on]
+    base_code, uniq = pd.factorize(flat, sort=True)
+    T = sp.csr_array((np.ones(on.sum()), (base_code, zc[on])), shape=(len(uniq), model.n_cells))
+    T.sum_duplicates()
+    class_n = model.classes["n"].to_numpy(dtype=float)
+    den = class_n[uniq // nv]
+    lookup = pd.Index(uniq)
+    want = (cls_of[:, None] * nv + np.arange(nv)[None, :]).ravel()
+    base = lookup.get_indexer(want).astype(np.int64)
+    index = pd.MultiIndex.from_arrays(
+        [
+            pd.Index(persons, dtype=object)[np.repeat(np.arange(len(persons)), nv)],
+            pd.Index(keep_values)[np.tile(np.arange(nv), len(persons))],
+        ],
+        names=["person", sa],
+    )
+    return _Targets(T, den, index, base, classes=uniq // nv)

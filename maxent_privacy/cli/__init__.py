@@ -1,0 +1,113 @@
+"""The ``maxent-privacy`` command.
+
+``maxent-privacy demo`` prints Figure 1 of Du et al. (SIGMOD 2008): the bucketized table,
+the maximum-entropy posterior without knowledge, then with P(Breast Cancer | male) = 0.
+
+``maxent-privacy analyze release.csv --qi A B --sa S --group G [--knowledge facts.txt]
+[--out posterior.csv|posterior.json]`` estimates P(S | QI) of a bucketized release in a CSV
+file under the knowledge in a text file (see :mod:`maxent_privacy.knowledge.parser`), prints the
+solve's summary (certificate and the facts' duals) and writes the posterior.
+
+A generalized release (QI cells such as ``[44-47]``, ``20-29``, ``[20, 30[``, ``<30``,
+``021**``, ``{a, b}``, ``*``: see :mod:`maxent_privacy.releases.generalized`) needs its population,
+``--population people.csv``: a CSV file with a person id column (``--population-id``;
+default the ``--person`` column's name if the file has it, else its first column) and the
+exact value of every QI column (columns of plain numbers are read as numbers, others as
+text). Without ``--population``, a release in which some QI cell is generalized is refused
+rather than read as exact values; ``--formats ours`` reads only our own cell syntax and
+``--formats none`` every cell as an exact value.
+
+``maxent-privacy report release.csv [more.csv ...] --qi A B --sa S --group G [--person P]
+[--knowledge facts.txt] [--threshold 0.5] [--out report.html] [--risk-out risk.csv]``
+says who is at risk (:mod:`maxent_privacy.report`): a self-contained HTML report for a
+privacy officer and a risk table, one row per person (CSV, or Parquet by extension).
+``maxent-privacy --version`` prints the version. The argument parser imports neither
+pandas nor cvxpy: ``--help`` and ``--version`` answer at once.
+
+Errors. A user's mistake is one line on stderr, ``error: <message>``, naming the file,
+column, value or fact at fault, and never a Python traceback. Knowledge that cannot hold
+together adds, below that line, a table of the conflicting facts with how far each must
+move, alone, to become feasible (:func:`maxent_privacy.knowledge.conflicts.conflict_moves`).
+
+The release must be a comma-separated UTF-8 text file (``.gz``, ``.bz2``, ``.xz``,
+``.zip`` or ``.zst`` when the name says so) with a header line and the same number of
+fields on every line. The output file is written whole or not at all (see
+:mod:`maxent_privacy.files`). Exit codes:
+
+===  =================================================================================
+0    success
+1    internal error: a bug in maxent-privacy; the traceback is printed, please report it
+2    usage or bad input: arguments (argparse also exits 2), an unreadable, empty or
+     malformed release, population or knowledge file, generalized cells without
+     ``--population``, an unknown solver, knowledge that the release cannot satisfy
+     (the facts contradict the data or each other)
+3    the solver failed: no optimal answer, or one that failed our certificate check
+     (try another ``--solver``)
+4    output not written: ``--out``, ``--risk-out`` (no such folder, not writable, disk
+     full) or standard output; nothing partial is left and an existing file is unchanged
+130  interrupted (Ctrl-C)
+141  standard output closed early (``maxent-privacy ... | head``): no message, as for
+     any command killed by SIGPIPE (128 + 13)
+===  =================================================================================
+
+Modules:
+
+- ``command``: the argument parser, :func:`main`, the commands and their exit codes
+- ``inputs``: reading a release or population CSV file, with one-line errors
+- ``__main__``: ``python -m maxent_privacy.cli``
+"""
+
+import importlib
+
+from .command import (
+    EXIT_BROKEN_PIPE,
+    EXIT_CODES,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_SOLVER,
+    SOLVER_HELP,
+    analyze,
+    demo,
+    main,
+    report,
+)
+from .inputs import read_release_csv
+
+# pandas, numpy, scipy and cvxpy are imported by the commands that need them, never by the
+# argument parser: ``maxent-privacy --help`` and ``--version`` stay quick
+_LAZY = {
+    "pd": ("pandas", None),
+    "datasets": ("maxent_privacy.datasets", None),
+    "Bucketized": ("maxent_privacy.releases.bucketized", "Bucketized"),
+    "MaxEntModel": ("maxent_privacy.model", "MaxEntModel"),
+}
+
+
+def __getattr__(name: str):
+    """``cli.MaxEntModel``, ``cli.pd``, ...: imported on first use (PEP 562)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    value = importlib.import_module(module)
+    return value if attr is None else getattr(value, attr)
+
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_CODES",
+    "EXIT_INPUT",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_OUTPUT",
+    "EXIT_SOLVER",
+    "SOLVER_HELP",
+    "analyze",
+    "demo",
+    "main",
+    "read_release_csv",
+    "report",
+]

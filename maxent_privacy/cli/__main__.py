@@ -1,0 +1,8 @@
+"""``python -m maxent_privacy.cli``: the ``maxent-privacy`` command."""
+
+import sys
+
+from . import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,703 @@
+"""The command itself: the argument parser, :func:`main`, the commands and exit codes.
+
+See :mod:`maxent_privacy.cli` for what each command does, the input format and the exit
+codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import textwrap
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import __version__
+from ..errors import InaccurateSolution, MaxEntError, OutputError, ReleaseError, SolverFailed
+from ..files import atomic_write, check_target, write_text
+from .inputs import MAX_MESSAGE, InputError, UsageError, one_line, read_release_csv
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_INPUT = 2
+EXIT_SOLVER = 3
+EXIT_OUTPUT = 4
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+EXIT_CODES = """\
+exit codes:
+  0    success
+  1    internal error (a bug: the traceback is printed; please report it)
+  2    usage or bad input: arguments, an unreadable or malformed release or
+       knowledge file, an unknown solver, knowledge the release cannot satisfy
+  3    the solver failed or its answer failed the certificate check
+  4    output not written (--out, --risk-out or standard output); nothing
+       partial is left
+  130  interrupted (Ctrl-C)
+  141  standard output closed early (... | head): quiet, as with SIGPIPE"""
+
+
+def _show(frame: pd.DataFrame) -> str:
+    import pandas as pd
+
+    with pd.option_context(
+        "display.width", 120, "display.max_columns", 20, "display.float_format", "{:.4f}".format
+    ):
+        return frame.to_string()
+
+
+def demo(out=None) -> int:
+    """Figure 1 of the Privacy-MaxEnt paper, end to end."""
+    from .. import datasets
+    from ..model import MaxEntModel
+    from ..releases.bucketized import Bucketized
+
+    out = sys.stdout if out is None else out
+    frame = datasets.du2008_figure1()
+    release = Bucketized(frame, qi=["gender", "degree"], sa="disease", group="bucket")
+    print("Figure 1(b) of Du, Teng and Zhu (SIGMOD 2008): the bucketized release", file=out)
+    table = release.buckets()
+    table["qi"] = table["qi"].map(lambda q: "; ".join(" ".join(t) for t in q))
+    table["disease"] = table["disease"].map(lambda s: "{" + ", ".join(s) + "}")
+    print(_show(table), file=out)
+
+    model = MaxEntModel(release)
+    result = model.solve()
+    print(
+        "\nP(disease | gender, degree) without background knowledge (Eq. (9) in every bucket):",
+        file=out,
+    )
+    print(_show(result.posterior()), file=out)
+    print(f"certificate: {result.certificate}", file=out)
+
+    model.add(model.P("Breast Cancer", gender="male") == 0)
+    result = model.solve()
+    print("\nwith the knowledge P(Breast Cancer | male) = 0:", file=out)
+    print(_show(result.posterior(by="group")), file=out)
+    print(f"certificate: {result.certificate}", file=out)
+    women = result.posterior(by="group")["Breast Cancer"]
+    sure = women[women >= 1 - 1e-9]
+    print(
+        "\nthe women of buckets 1 and 2 have Breast Cancer with certainty: "
+        + ", ".join(f"{g} {d} in bucket {b}" for g, d, b in sure.index),
+        file=out,
+    )
+    return 0
+
+
+_OUT_FORMATS = {".csv": "csv", ".json": "json"}
+
+
+def _exit_code(exc: MaxEntError) -> int:
+    if isinstance(exc, OutputError):
+        return EXIT_OUTPUT
+    if isinstance(exc, (SolverFailed, InaccurateSolution)):
+        return EXIT_SOLVER
+    return EXIT_INPUT
+
+
+class _Checked:
+    """A text stream whose write failures (other than a closed pipe) are OutputErrors."""
+
+    def __init__(self, stream, name: str):
+        self.stream, self.name = stream, name
+
+    def _call(self, method, *args):
+        if self.stream is None:  # no standard output at all (pythonw): print nothing
+            return None
+        try:
+            return getattr(self.stream, method)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            reason = exc.strerror or one_line(exc)
+            raise OutputError(f"cannot write {self.name}: {reason}", errno=exc.errno) from exc
+
+    def write(self, text: str):
+        return self._call("write", text)
+
+    def flush(self):
+        return self._call("flush")
+
+
+def _write_posterior(table: pd.DataFrame, path: Path, fmt: str) -> None:
+    """Whole or not at all (errors are OutputErrors naming the path)."""
+    if fmt == "json":
+        text = json.dumps(_posterior_records(table), indent=1, ensure_ascii=False)
+        write_text(path, text + "\n")
+    else:
+        with atomic_write(path, "w", newline="") as fh:
+            table.reset_index().to_csv(fh, index=False)
+
+
+def analyze(args, out=None, err=None) -> int:
+    """The ``analyze`` command: read, build, apply knowledge, solve, report, write.
+
+    Returns the exit code; an error is one line on ``err`` (see the module docstring).
+    """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    return _guard(lambda: _analyze(args, out), err)
+
+
+def _analyze(args, out) -> int:
+    from ..knowledge.parser import apply_knowledge, load_knowledge
+
+    fmt = None
+    if args.out is not None:
+        fmt = _OUT_FORMATS.get(Path(args.out).suffix.lower())
+        if fmt is None:
+            raise UsageError(
+                f"--out {args.out!r}: give a .csv or .json file name (the format follows "
+                "the extension)"
+            )
+        check_target(args.out)
+    statements = []
+    if args.knowledge:
+        try:
+            statements = load_knowledge(args.knowledge)
+        except OSError as exc:
+            reason = exc.strerror or one_line(exc)
+            raise InputError(f"{args.knowledge}: cannot read: {reason}") from exc
+    frame = read_release_csv(args.release)
+    model, release = _build_model(args, frame)
+    names = apply_knowledge(model, statements)
+    result = model.solve(solver=args.solver)
+    table = result.posterior(by="group" if args.by == "group" else None)
+    if args.out is not None:
+        _write_posterior(table, Path(args.out), fmt)
+    print(
+        f"{release.n_records} records, {release.n_groups} groups; "
+        + (f"{len(names)} facts from {args.knowledge}" if args.knowledge else "no knowledge file"),
+        file=out,
+    )
+    print(result.summary(), file=out)
+    persons = getattr(model, "persons", [])
+    if persons and hasattr(result, "person_posterior"):
+        print("\nP(" + str(model.sa) + " | person):", file=out)
+        print(_show(result.person_posterior()), file=out)
+    if args.out is None:
+        print(
+            "\nposterior P(" + str(model.sa) + " | QI" + (", group" if args.by else "") + "):",
+            file=out,
+        )
+        print(_show(table), file=out)
+    else:
+        print(f"posterior written to {args.out}", file=out)
+    return EXIT_OK
+
+
+_FORMATS = {"auto": "auto", "ours": "ours", "none": None}
+
+
+def _build_model(args, frame: pd.DataFrame):
+    """The model of the release in ``frame``: bucketized, or generalized with the
+    population of ``--population`` (generalized cells without one are an error)."""
+    from ..model import MaxEntModel
+    from ..releases.bucketized import Bucketized
+    from ..releases.generalized import Generalized, find_generalized
+
+    formats = _FORMATS[getattr(args, "formats", "auto") or "auto"]
+    population_file = getattr(args, "population", None)
+    where = f"release file {args.release}"
+    try:
+        if population_file is None:
+            release = Bucketized(
+                frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person
+            )
+            try:
+                found = find_generalized(release.frame, release.qi, formats=formats)
+            except ReleaseError as exc:
+                raise ReleaseError(
+                    f"{exc}; --formats none reads every cell as an exact value"
+                ) from exc
+            if found:
+                col, cell = next(iter(found.items()))
+                raise InputError(
+                    f"{args.release}: column {col!r} holds generalized cells such as "
+                    f"{cell!r}; a generalized release needs its population (person id and "
+                    "exact quasi-identifiers): give it with --population FILE (or "
+                    "--formats none to read every cell as an exact value)"
+                )
+            return MaxEntModel(release), release
+        if args.by == "group":
+            raise UsageError(
+                "--by group is for bucketized releases; with --population the posterior "
+                "is by exact QI (and per person)"
+            )
+        release = Generalized(
+            frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person, formats=formats
+        )
+    except ReleaseError as exc:
+        message = one_line(exc, limit=MAX_MESSAGE // 2)
+        raise InputError(f"{message} ({where})") from exc
+    people = read_release_csv(population_file, kind="population")
+    id_column = _population_id(args, people)
+    try:
+        population = _population_table(people, id_column, release.qi)
+        model = MaxEntModel(release, populations=[population])
+    except ReleaseError as exc:
+        message = one_line(exc, limit=MAX_MESSAGE // 2)
+        raise InputError(f"{message} ({where}, population file {population_file})") from exc
+    return model, release
+
+
+def _population_id(args, people: pd.DataFrame) -> str:
+    """``--population-id``, else the release's person column if the population has one,
+    else the population's first column."""
+    if args.population_id is not None:
+        if args.population_id not in people.columns:
+            have = ", ".join(map(str, people.columns))
+            raise InputError(
+                f"{args.population}: --population-id column {args.population_id!r} is not in "
+                f"the file (columns: {have})"
+            )
+        return args.population_id
+    if args.person is not None and args.person in people.columns:
+        return args.person
+    return str(people.columns[0])
+
+
+def _population_table(people: pd.DataFrame, id_column: str, qi) -> pd.DataFrame:
+    """The population indexed by person id, checked (ids unique, QI present)."""
+    from ..releases.generalized import check_population
+
+    if id_column in qi:
+        raise ReleaseError(
+            f"the population's person id column {id_column!r} is a quasi-identifier; name "
+            "the id column with --population-id"
+        )
+    check_population(people, qi, id_column)
+    people = people.copy()
+    for col in qi:  # numbers as numbers (ages sort and compare as numbers), codes as text
+        text = people[col].str.strip()
+        if text.str.fullmatch(_INTEGER).all():
+            people[col] = text.astype("int64")
+        elif text.str.fullmatch(_DECIMAL).all():
+            people[col] = text.astype(float)
+    return people.set_index(id_column)
+
+
+# numbers written without leading zeros: 02139 (a zip code) stays text
+_INTEGER = r"-?(?:0|[1-9]\d{0,17})"
+_DECIMAL = r"-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?"
+
+
+# ---------------------------------------------------------------------------- report
+_HTML_SUFFIXES = (".html", ".htm")
+_FRAME_SUFFIXES = (".csv", ".parquet", ".pq")
+
+
+def _check_report_targets(args) -> tuple[str | None, str | None]:
+    """The HTML and risk-table paths, checked before any work (default: report.html)."""
+    html, risk = args.out, args.risk_out
+    if html is None and risk is None:
+        html = "report.html"
+    if html is not None:
+        if Path(html).suffix.lower() not in _HTML_SUFFIXES:
+            raise UsageError(f"--out {html!r}: give an .html file name")
+        check_target(html)
+    if risk is not None:
+        suffix = Path(risk).suffix.lower()
+        if suffix not in _FRAME_SUFFIXES:
+            raise UsageError(
+                f"--risk-out {risk!r}: give a .csv, .parquet or .pq file name (the format "
+                "follows the extension)"
+            )
+        if suffix != ".csv":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise UsageError(
+                    f"--risk-out {risk!r}: Parquet needs pyarrow (pip install pyarrow); or "
+                    "give a .csv file name"
+                ) from None
+        check_target(risk)
+    return html, risk
+
+
+def _report_model(args):
+    """Read the knowledge file and the releases (pooled when several), build the model."""
+    from ..knowledge.parser import apply_knowledge, load_knowledge
+    from ..model import MaxEntModel
+    from ..releases.bucketized import Bucketized
+
+    statements = []
+    if args.knowledge:
+        try:
+            statements = load_knowledge(args.knowledge)
+        except OSError as exc:
+            reason = exc.strerror or one_line(exc)
+            raise InputError(f"{args.knowledge}: cannot read: {reason}") from exc
+    releases = []
+    for path in args.release:
+        frame = read_release_csv(path)
+        try:
+            releases.append(
+                Bucketized(frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person)
+            )
+        except ReleaseError as exc:
+            message = one_line(exc, limit=MAX_MESSAGE // 2)
+            raise InputError(f"{message} (release file {path})") from exc
+    if len(releases) > 1 and args.person is None:
+        raise UsageError(
+            f"{len(releases)} releases are pooled through their person ids: give --person"
+        )
+    model = MaxEntModel(releases if len(releases) > 1 else releases[0])
+    names = apply_knowledge(model, statements)
+    return model, names
+
+
+def report(args, out=None, err=None) -> int:
+    """The ``report`` command: who is at risk, as an HTML report and a risk table.
+
+    Returns the exit code; an error is one line on ``err`` (see the module docstring).
+    """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    return _guard(lambda: _report(args, out), err)
+
+
+def _report(args, out) -> int:
+    from ..files import write_frame
+    from ..report.html import write_report
+    from ..report.risk import risk_summary, risk_table
+
+    html, risk = _check_report_targets(args)
+    model, names = _report_model(args)
+    result = model.solve(solver=args.solver)
+    table = risk_table(result, threshold=args.threshold)
+    summary = risk_summary(result, args.threshold, table)
+    if risk is not None:
+        write_frame(risk, table, index=False)  # the table of the summary: solved once
+    if html is not None:
+        argv = getattr(args, "argv", None)
+        write_report(
+            result,
+            html,
+            threshold=args.threshold,
+            top=args.top,
+            sources=args.release,
+            knowledge=args.knowledge,
+            command=None if argv is None else shlex.join(["maxent-privacy", *argv]),
+            table=table,  # its intervals are solved once
+        )
+    n_facts = f"{len(names)} fact{'s' if len(names) != 1 else ''}"
+    facts = f"{n_facts} from {args.knowledge}" if args.knowledge else "no knowledge file"
+    n_rel = len(args.release)
+    print(
+        f"{model.n_records:,} people, {n_rel} release{'s' if n_rel != 1 else ''}; {facts}",
+        file=out,
+    )
+    print(f"certificate: {result.certificate}", file=out)
+    classes = (
+        f"; {summary['classes_at_risk']:,} of {summary['classes']:,} (QI value, group) classes"
+        if summary["classes"] is not None
+        else ""
+    )
+    print(
+        f"at threshold {args.threshold:g}: {summary['people_at_risk']:,} of "
+        f"{summary['people']:,} people at risk under the maximum-entropy estimate"
+        + ("" if summary["per_person"] else " (one person per record)")
+        + classes,
+        file=out,
+    )
+    at_risk = table[table["at_risk"]]
+    if len(at_risk):
+        keys = [table.columns[0]] if summary["per_person"] else [*model.qi, model.group]
+        shown = ", ".join(
+            f"{' '.join(str(row[k]) for k in keys)} ({row['value']} {row['maxent']:.3f})"
+            for _, row in at_risk.head(10).iterrows()
+        )
+        more = f" and {len(at_risk) - 10:,} more" if len(at_risk) > 10 else ""
+        print(f"at risk: {shown}{more}", file=out)
+    if risk is not None:
+        print(f"risk table written to {risk}", file=out)
+    if html is not None:
+        print(f"report written to {html}", file=out)
+    return EXIT_OK
+
+
+_MAX_CONFLICTS = 20  # conflicting facts listed
+_FACT_WIDTH = 60  # characters of a fact's name shown in the table
+
+
+def _number(v) -> str:
+    import math
+
+    v = float(v)
+    if math.isnan(v):
+        return "-"
+    if math.isinf(v):
+        return "no single change"
+    return f"{v:.4g}"
+
+
+def _conflict_lines(exc) -> list[str]:
+    """For contradictory knowledge with its conflicting facts known: the error line, then
+    a table of the facts with how far each must move (``conflicts.conflict_moves``)."""
+    from ..errors import InfeasibleKnowledge
+
+    table = getattr(exc, "conflicts", None) if isinstance(exc, InfeasibleKnowledge) else None
+    if table is None or len(table) == 0 or "fact" not in table:
+        return []
+    n = len(table)
+    names = [one_line(name, limit=_FACT_WIDTH) for name in table["fact"].astype(str)]
+    moves = [_number(v) for v in table["move"]] if "move" in table else ["-"] * n
+    tos = [_number(v) for v in table["to"]] if "to" in table else ["-"] * n
+    rows = list(zip(names, moves, tos, strict=True))[:_MAX_CONFLICTS]
+    head = ("fact", "move by", "nearest value that holds")
+    width = [max(len(r[i]) for r in [head, *rows]) for i in range(2)]
+    lines = [
+        f"error: {n} fact{'s' if n != 1 else ''} cannot hold together with the data; "
+        "each fact below, moved alone by the amount shown (the others kept), would make "
+        "them feasible:"
+    ]
+    for name, move, to in [head, *rows]:
+        lines.append(f"  {name:<{width[0]}}  {move:>{width[1]}}  {to}".rstrip())
+    if n > _MAX_CONFLICTS:
+        lines.append(f"  ... and {n - _MAX_CONFLICTS} more")
+    return lines
+
+
+def _guard(command, err) -> int:
+    """Run a command; a user's error is one line on ``err``, a bug a traceback. Exit code."""
+    try:
+        return command()
+    except BrokenPipeError:
+        raise  # standard output is gone: main() ends quietly
+    except KeyboardInterrupt:
+        print("error: interrupted", file=err)
+        return EXIT_INTERRUPTED
+    except MaxEntError as exc:
+        lines = _conflict_lines(exc)
+        print(lines[0] if lines else f"error: {one_line(exc)}", file=err)
+        for line in lines[1:]:
+            print(line, file=err)
+        return _exit_code(exc)
+    except Exception as exc:
+        traceback.print_exc(file=err)
+        print(
+            f"error: internal error ({type(exc).__name__}: {one_line(exc)}); this is a "
+            "bug in maxent-privacy, please report it with the traceback above",
+            file=err,
+        )
+        return EXIT_INTERNAL
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null so that the interpreter's last flush cannot fail
+    (Python documentation, signal module, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):  # no real descriptor (pytest's capture)
+        pass
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's layout, except that paragraphs whose lines are indented keep their lines."""
+
+    def _fill_text(self, text, width, indent):
+        paragraphs = text.split("\n\n")
+        return "\n\n".join(
+            textwrap.indent(p, indent)
+            if "\n " in p or p.startswith(" ")
+            else super(_HelpFormatter, self)._fill_text(p, width, indent)
+            for p in paragraphs
+        )
+
+
+def _posterior_records(table: pd.DataFrame) -> list[dict]:
+    """Records orientation: the index columns, then one key per sensitive value."""
+    keys = list(table.index.names)
+    clash = [str(c) for c in table.columns if str(c) in keys]
+    if clash:
+        raise UsageError(
+            f"sensitive value {clash[0]!r} is also a column name; cannot write JSON records"
+        )
+    out = []
+    for idx, row in zip(table.index, table.to_numpy(dtype=float), strict=True):
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        record = {
+            k: (v.item() if hasattr(v, "item") else v) for k, v in zip(keys, idx, strict=True)
+        }
+        record.update({str(s): float(p) for s, p in zip(table.columns, row, strict=True)})
+        out.append(record)
+    return out
+
+
+SOLVER_HELP = (
+    "'maxent' (our Newton solver on the dual; the default when every fact is linear) or "
+    "a cvxpy solver with the exponential cone: CLARABEL (the default otherwise), ECOS, "
+    "SCS, MOSEK"
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="maxent-privacy",
+        description="What can an adversary infer from a published anonymized table?",
+        epilog=EXIT_CODES,
+        formatter_class=_HelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser(
+        "demo",
+        help="Figure 1 of Privacy-MaxEnt: release, posterior, knowledge",
+        epilog=EXIT_CODES,
+        formatter_class=_HelpFormatter,
+    )
+    an = sub.add_parser(
+        "analyze",
+        help="posterior of a bucketized or generalized release (CSV) under knowledge from "
+        "a text file",
+        description="Estimate P(sensitive | QI) of a bucketized release (or a generalized "
+        "one with --population) by maximum entropy, "
+        "under background knowledge written in a text file (one fact a line, e.g. "
+        'P(disease = "Flu" | gender = "male") = 0.3).',
+        epilog=EXIT_CODES,
+        formatter_class=_HelpFormatter,
+    )
+    an.add_argument("release", help="CSV file, one row per record (values read as text)")
+    _add_release_arguments(an)
+    _add_population_arguments(an)
+    an.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write the posterior here: .csv or .json (records); default: print it",
+    )
+    an.add_argument(
+        "--by",
+        choices=["group"],
+        help="'group': P(sensitive | QI, group) instead of P(sensitive | QI)",
+    )
+    _add_report_parser(sub)
+    return parser
+
+
+def _add_population_arguments(p: argparse.ArgumentParser) -> None:
+    """How to read a generalized release and place its people (analyze)."""
+    p.add_argument(
+        "--population",
+        metavar="FILE",
+        help="population CSV (person id and exact QI columns) of a generalized release: "
+        "its QI cells are ranges, masks or sets ([44-47], 20-29, <30, 021**, {a, b}, *)",
+    )
+    p.add_argument(
+        "--population-id",
+        metavar="COL",
+        help="person id column of --population (default: the --person column's name if "
+        "the population has it, else its first column)",
+    )
+    p.add_argument(
+        "--formats",
+        choices=["auto", "ours", "none"],
+        default="auto",
+        help="how QI cells are read: auto (ours and ARX/sdcMicro's: 20-29, [20, 30[, <30, "
+        ">=60, 021**, *), ours ([lo-hi], {a, b}, *), none (every cell an exact value)",
+    )
+
+
+def _add_release_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments that say how to read a release and what is known (analyze, report)."""
+    p.add_argument("--qi", nargs="+", required=True, metavar="COL", help="quasi-identifier columns")
+    p.add_argument("--sa", required=True, metavar="COL", help="sensitive column")
+    p.add_argument("--group", required=True, metavar="COL", help="group (bucket) column")
+    p.add_argument("--person", metavar="COL", help="pseudonym column (one id per row)")
+    p.add_argument("--knowledge", metavar="FILE", help="knowledge file (see maxent_privacy.parser)")
+    p.add_argument("--solver", metavar="NAME", help=SOLVER_HELP)
+
+
+def _threshold(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def _add_report_parser(sub) -> None:
+    rp = sub.add_parser(
+        "report",
+        help="who is at risk: an HTML report for a privacy officer and a risk table",
+        description="Estimate P(sensitive | QI) of a bucketized release (several files with "
+        "the same people are pooled through --person) under background knowledge, and say "
+        "who is at risk: a self-contained HTML report (--out) and one row per person, or "
+        "per QI value and group without person ids (--risk-out: id and QI columns, value, "
+        "maxent, at_risk). With neither option the report goes to report.html.",
+        epilog=EXIT_CODES,
+        formatter_class=_HelpFormatter,
+    )
+    rp.add_argument(
+        "release", nargs="+", help="CSV file(s), one row per record (values read as text)"
+    )
+    _add_release_arguments(rp)
+    rp.add_argument(
+        "--threshold",
+        type=_threshold,
+        default=0.5,
+        metavar="P",
+        help="a person is at risk when their likeliest sensitive value has a posterior of "
+        "at least P (default 0.5)",
+    )
+    rp.add_argument("--out", metavar="FILE", help="HTML report (default report.html)")
+    rp.add_argument(
+        "--risk-out", metavar="FILE", help="risk table: .csv, or .parquet/.pq (needs pyarrow)"
+    )
+    rp.add_argument(
+        "--top",
+        type=_positive,
+        default=20,
+        metavar="N",
+        help="people listed in the report (default 20)",
+    )
+
+
+def main(argv=None) -> int:
+    """The command line; returns the exit code (see the module docstring)."""
+    args = _parser().parse_args(argv)
+    out = _Checked(sys.stdout, "standard output")
+    err = sys.stderr
+    code = EXIT_INTERNAL
+    try:
+        if args.command == "demo":
+            code = _guard(lambda: demo(out), err)
+        elif args.command == "report":
+            args.argv = list(sys.argv[1:] if argv is None else argv)
+            code = report(args, out, err)
+        else:
+            code = analyze(args, out, err)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    except OSError as exc:  # the last flush of standard output failed (disk full, ...)
+        _quiet_stdout()
+        if code == EXIT_OK:
+            print(f"error: cannot write standard output: {exc.strerror or exc}", file=err)
+            code = EXIT_OUTPUT
+    return code

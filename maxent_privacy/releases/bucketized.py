@@ -1,0 +1,313 @@
+"""Published releases.
+
+A :class:`Bucketized` release is what an Anatomy-style publisher puts out: every record's
+exact quasi-identifier (QI) values and a group (bucket) id, and per group the multiset of
+sensitive values, whose link to the individual rows is broken. We keep it as one row per
+record (QI columns, group, sensitive value); the model never uses which row of a group a
+sensitive value sits on.
+
+>>> import pandas as pd
+>>> from maxent_privacy import Bucketized
+>>> frame = pd.DataFrame({"gender": ["m", "f", "m"], "disease": ["Flu", "HIV", "Flu"],
+...                       "bucket": [1, 1, 1]})
+>>> release = Bucketized(frame, qi=["gender"], sa="disease", group="bucket")
+>>> release.n_records, release.n_groups
+(3, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ReleaseError
+from .checks import (
+    check_cells,
+    check_columns,
+    check_frame,
+    check_label,
+    check_missing,
+    check_roles,
+    check_unique,
+    qi_list,
+    shorten,
+)
+
+__all__ = ["Bucketized", "check_input_table", "check_same_schema", "validate_release"]
+
+# cells of these types are collections, not values: a QI, sensitive, group or person cell
+# holding one is an error (unhashable ones crash pandas; hashable ones such as tuples
+# cannot be named in a fact, which reads a tuple as a list of values)
+
+
+def check_input_table(frame, qi, sa: str, group: str, person: str | None, who: str) -> list:
+    """Checks shared by the anonymizers (``who`` names the caller); return the QI list.
+
+    One-line ``ReleaseError`` for: not a DataFrame, MultiIndex columns, no QI, a missing
+    or repeated QI, sensitive or person column, a column given two roles, a group column
+    name already used by another role, a cell that is not a single value (a list, ...)
+    or is missing in a QI, sensitive or person column.
+    """
+    check_frame(frame, who)
+    qi = qi_list(qi, f"{who}: ")
+    if not qi:
+        raise ReleaseError(f"{who} needs at least one quasi-identifier column (qi=[...])")
+    check_label(sa, f"{who}: sa")
+    check_label(group, f"{who}: group")
+    if person is not None:
+        check_label(person, f"{who}: person")
+    check_columns(frame, qi, "quasi-identifier")
+    check_columns(frame, [sa], "sensitive")
+    if person is not None:
+        check_columns(frame, [person], "person")
+    if group in qi or group == sa or group == person:
+        raise ReleaseError(
+            f"group column name {group!r} is already used by another role; "
+            "pass another name with group=..."
+        )
+    columns = qi + [sa] + ([person] if person is not None else [])
+    check_roles(columns)
+    roles = ["quasi-identifier"] * len(qi) + ["sensitive"]
+    roles += ["person"] if person is not None else []
+    check_unique(frame, columns)
+    check_cells(frame, columns, roles)
+    check_missing(frame, columns, [f"{r} " for r in roles])
+    return qi
+
+
+def validate_release(frame, qi, sa: str, group: str, person: str | None):
+    """Check a release table; return (the role columns, copied; the QI list).
+
+    One-line ``ReleaseError`` naming the column or value at fault: not a DataFrame,
+    MultiIndex columns, no QI, missing columns, a role column whose name occurs twice, a
+    column with two roles, no rows, a cell that is not a single value (a list, set, dict,
+    tuple, array: unhashable, or not nameable in a fact), missing values, duplicate
+    person ids. Other columns are dropped unchecked.
+    """
+    check_frame(frame, "a release")
+    qi = qi_list(qi)
+    if not qi:
+        raise ReleaseError("a release needs at least one quasi-identifier column (qi=[...])")
+    check_label(sa, "sa")
+    check_label(group, "group")
+    if person is not None:
+        check_label(person, "person")
+    check_columns(frame, qi, "quasi-identifier")
+    check_columns(frame, [sa], "sensitive")
+    check_columns(frame, [group], "group")
+    if person is not None:
+        check_columns(frame, [person], "person")
+    roles = qi + [sa, group] + ([person] if person is not None else [])
+    check_roles(roles)
+    check_unique(frame, roles)
+    if len(frame) == 0:
+        raise ReleaseError("the release has no rows")
+    role_names = ["quasi-identifier"] * len(qi) + ["sensitive", "group"]
+    role_names += ["person"] if person is not None else []
+    check_cells(frame, roles, role_names)
+    data = frame[roles].copy()
+    check_missing(data, roles, [""] * len(roles))
+    if person is not None and data[person].duplicated().any():
+        dup = data.loc[data[person].duplicated(), person].tolist()[0]
+        raise ReleaseError(f"person id {dup!r} occurs in more than one row of column {person!r}")
+    return data, qi
+
+
+def _kind(series: pd.Series) -> str | None:
+    """What a column holds, for comparing releases: numbers, text, dates or None (mixed)."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _kind(pd.Series(dtype.categories))
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        return "numbers"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "dates"
+    inferred = pd.api.types.infer_dtype(series, skipna=True)
+    if inferred in ("integer", "floating", "mixed-integer-float", "decimal", "boolean"):
+        return "numbers"
+    if inferred == "string":
+        return "text"
+    if inferred in ("datetime", "datetime64", "date"):
+        return "dates"
+    return None
+
+
+def check_same_schema(releases) -> None:
+    """Check that releases to be pooled describe the same table; ``None`` if they do.
+
+    Compares every release with release 1 (numbered from 1, as in the messages) before
+    any table is touched: each must be a Bucketized or Generalized release with the same
+    quasi-identifier columns in the same order and the same sensitive column, and a
+    column must hold the same kind of values (numbers, text or dates) in every release
+    that has it exactly: the sensitive column, the QI columns of bucketized releases
+    (generalized ones hold cells such as ``[20-30]``) and the person ids (``1`` and
+    ``"1"`` would be two people). The group and person columns may be named differently.
+    A one-line ``ReleaseError`` names the release and the columns that differ.
+
+    >>> import pandas as pd
+    >>> a = Bucketized(pd.DataFrame({"zip": [1], "d": ["x"], "g": [1]}), ["zip"], "d", "g")
+    >>> b = Bucketized(pd.DataFrame({"zip5": [1], "d": ["x"], "g": [1]}), ["zip5"], "d", "g")
+    >>> check_same_schema([a, b])
+    Traceback (most recent call last):
+    ...
+    maxent_privacy.errors.ReleaseError: release 2 has other quasi-identifiers than release 1: \
+it lacks 'zip' and has 'zip5' in addition (release 1: zip; release 2: zip5)
+    """
+    if isinstance(releases, ReleaseBase):
+        releases = [releases]
+    elif isinstance(releases, (str, dict, pd.DataFrame)) or not hasattr(releases, "__iter__"):
+        raise ReleaseError(
+            f"releases must be a list of Bucketized or Generalized releases, got "
+            f"{type(releases).__name__}"
+        )
+    releases = list(releases)
+    if not releases:
+        raise ReleaseError("there is no release to pool (an empty list)")
+    for r, rel in enumerate(releases, start=1):
+        if not isinstance(rel, ReleaseBase):
+            raise ReleaseError(
+                f"release {r} is a {type(rel).__name__}, not a Bucketized or Generalized release"
+            )
+    first = releases[0]
+    qi, sa = list(first.qi), first.sa
+    for r, rel in enumerate(releases[1:], start=2):
+        other = list(rel.qi)
+        if other != qi:
+            lacks = [c for c in qi if c not in other]
+            extra = [c for c in other if c not in qi]
+            shown = f"(release 1: {', '.join(map(str, qi))}; release {r}: "
+            shown += f"{', '.join(map(str, other))})"
+            if not lacks and not extra:
+                raise ReleaseError(
+                    f"release {r} lists its quasi-identifiers in another order than release 1 "
+                    f"{shown}; give them in the same order"
+                )
+            parts = []
+            if lacks:
+                parts.append("lacks " + ", ".join(map(repr, lacks)))
+            if extra:
+                parts.append("has " + ", ".join(map(repr, extra)) + " in addition")
+            raise ReleaseError(
+                f"release {r} has other quasi-identifiers than release 1: it "
+                f"{' and '.join(parts)} {shown}"
+            )
+        if rel.sa != sa:
+            raise ReleaseError(f"release {r} has sensitive column {rel.sa!r}, release 1 has {sa!r}")
+    exact = [(r, rel) for r, rel in enumerate(releases, start=1) if isinstance(rel, Bucketized)]
+    columns = [(sa, "sensitive", list(enumerate(releases, start=1)))]
+    columns += [(c, "quasi-identifier", exact) for c in qi]
+    for col, role, holders in columns:
+        _same_kind(((r, rel.frame[col]) for r, rel in holders), f"{role} column {col!r}")
+    persons = [
+        (r, rel.frame[rel.person])
+        for r, rel in enumerate(releases, start=1)
+        if rel.person is not None
+    ]
+    _same_kind(persons, "the person id column")
+
+
+def _same_kind(columns, what: str) -> None:
+    """The first two releases whose ``what`` holds different kinds of values: an error."""
+    seen = None
+    for r, series in columns:
+        kind = _kind(series)
+        if kind is None:
+            continue
+        example = series.iloc[0]
+        example = example.item() if isinstance(example, np.generic) else example
+        if seen is None:
+            seen = (r, kind, example)
+        elif kind != seen[1]:
+            r0, kind0, example0 = seen
+            raise ReleaseError(
+                f"release {r}: {what} holds {kind} (e.g. {shorten(example)}), in release "
+                f"{r0} it holds {kind0} (e.g. {shorten(example0)}); convert one of them"
+            )
+
+
+class ReleaseBase:
+    """Sizes shared by every kind of release (``frame``, ``group`` and ``sa`` set)."""
+
+    @property
+    def n_records(self) -> int:
+        """Number of records (rows)."""
+        return len(self.frame)
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups (buckets or equivalence classes)."""
+        return int(self.frame[self.group].nunique())
+
+    @property
+    def sa_values(self) -> list:
+        """Distinct sensitive values, sorted (as ``str``)."""
+        return sorted(self.frame[self.sa].unique().tolist(), key=str)
+
+
+class Bucketized(ReleaseBase):
+    """One bucketized release, one row per record.
+
+    Parameters
+    ----------
+    frame : DataFrame with the QI columns, the sensitive column and the group column.
+    qi : names of the quasi-identifier columns (published exactly).
+    sa : name of the sensitive column.
+    group : name of the group (bucket) column.
+    person : optional pseudonym column (one distinct id per row), used to link releases.
+
+    Rows with a missing value in any of these columns are an error naming the column and
+    the first offending row, as are cells that are not single values (a list, set, dict,
+    tuple or array), duplicate column roles, role columns whose name occurs twice in
+    ``frame`` and duplicate person ids.
+    """
+
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        qi: Sequence[str],
+        sa: str,
+        group: str,
+        person: str | None = None,
+    ):
+        data, qi = validate_release(frame, qi, sa, group, person)
+        self.frame = data
+        self.qi = qi
+        self.sa = sa
+        self.group = group
+        self.person = person
+
+    def domain(self, column: str) -> list:
+        """Distinct values of a QI or sensitive column, sorted."""
+        return sorted(self.frame[column].unique().tolist(), key=str)
+
+    # -- published views --------------------------------------------------------
+    def qi_table(self) -> pd.DataFrame:
+        """The QI table as published (QI values and group, in row order)."""
+        return self.frame[self.qi + [self.group]]
+
+    def sa_table(self) -> pd.DataFrame:
+        """The sensitive table as published: count of each sensitive value per group."""
+        counts = self.frame.groupby([self.group, self.sa], sort=True).size()
+        return counts.rename("count").reset_index()
+
+    def buckets(self) -> pd.DataFrame:
+        """One row per group: its QI values (list) and multiset of sensitive values."""
+        g = self.frame.groupby(self.group, sort=True)
+        out = pd.DataFrame(
+            {
+                "size": g.size(),
+                "qi": g[self.qi].apply(lambda d: [tuple(r) for r in d.itertuples(index=False)]),
+                self.sa: g[self.sa].apply(lambda s: sorted(s.tolist(), key=str)),
+            }
+        )
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"Bucketized({self.n_records} records, {self.n_groups} groups, qi={self.qi}, "
+            f"sa={self.sa!r}, group={self.group!r}"
+            + (f", person={self.person!r}" if self.person else "")
+            + ")"
+        )

@@ -1,0 +1,356 @@
+"""The self-contained HTML report for a privacy officer.
+
+:func:`write_report` writes one HTML file: the release and the knowledge in plain words,
+how many people are at risk, the riskiest people, a figure of the risk of everyone, the
+facts that move the estimate most, the certificate and the commands that reproduce it.
+``result.report(...)`` and the command ``maxent-privacy report`` call it.
+
+>>> from maxent_privacy import Bucketized, MaxEntModel, datasets
+>>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+...                      sa="disease", group="bucket", person="name")
+>>> model = MaxEntModel(release)
+>>> page = render_report(model.solve(), threshold=0.99)
+>>> "<html" in page
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import re
+import shlex
+
+import numpy as np
+import pandas as pd
+
+from ..files import check_target, write_text
+from .risk import check_threshold, per_person, risk_summary, risk_table
+
+__all__ = ["fact_in_words", "render_report", "write_report"]
+
+
+# ------------------------------------------------------------------------ in words
+def _pct(p: float) -> str:
+    if not math.isfinite(p):
+        return str(p)
+    return f"{100 * p:.3g}%"
+
+
+_P_LABEL = re.compile(r"^P\((?P<what>.+?)(?: \| (?P<given>.+))?\)$")
+_PERSON_LABEL = re.compile(r"^P\((?P<who>.+?) has (?P<what>.+)\)$")
+_COUNT_LABEL = re.compile(r"^count\((?P<what>.+?) among (?P<who>.+)\)$")
+
+
+def _subject(label: str) -> tuple[str, bool]:
+    """``(words, is a probability)`` for the label of ``model.P``/``person.P``/count."""
+    match = _PERSON_LABEL.match(label)
+    if match and " | " not in label:
+        return f"the chance that {match['who']} has {match['what']}", True
+    match = _COUNT_LABEL.match(label)
+    if match:
+        return f"the number of {match['who']} who have {match['what']}", False
+    match = _P_LABEL.match(label)
+    if match:
+        given = match["given"]
+        who = f"people with {given.replace('=', ' = ')}" if given else "all people"
+        return f"the share of {who} who have {match['what']}", True
+    return label, False
+
+
+def fact_in_words(fact) -> str:
+    """One sentence for a fact made of ``model.P(...)``-like terms; its name otherwise."""
+    from ..knowledge.facts import label_of, tag_of
+
+    constraint = fact.constraint
+    kind = type(constraint).__name__
+    soft = ""
+    if fact.sense == "soft":
+        soft = f" (soft: may give way, at a cost of {fact.weight:g} per unit)"
+    args = getattr(constraint, "args", ())
+    if kind not in ("Equality", "Inequality", "Zero", "NonPos") or len(args) != 2:
+        return f"{fact.name}{soft}"
+    left, right = args
+    op = "is exactly" if kind == "Equality" else "is at most"
+    if tag_of(left) is None and tag_of(right) is not None:  # c <= expr: expr is at least c
+        left, right = right, left
+        op = "is exactly" if kind == "Equality" else "is at least"
+    label = label_of(left)
+    if tag_of(left) is None or label is None:
+        return f"{fact.name}{soft}"
+    subject, prob = _subject(label)
+    if tag_of(right) is not None and label_of(right):
+        other, _ = _subject(label_of(right))
+        return f"{subject[0].upper()}{subject[1:]} {op} {other}{soft}."
+    if right.variables():
+        return f"{fact.name}{soft}"
+    value = np.asarray(right.value, dtype=float).ravel()
+    if value.size != 1:
+        return f"{fact.name}{soft}"
+    shown = _pct(float(value[0])) if prob else f"{float(value[0]):g}"
+    return f"{subject[0].upper()}{subject[1:]} {op} {shown}{soft}."
+
+
+def _dual_words(fact, dual: float) -> str:
+    if not math.isfinite(dual):
+        return (
+            "settles some values exactly (the presolve fixed them), so it shapes the estimate "
+            "more than any rate of change can say"
+        )
+    if abs(dual) < 1e-9:
+        return "does not move the estimate: the release implies it, or it is slack"
+    step = 0.01 * abs(dual)
+    if fact.sense == "<=" or (fact.sense == "soft" and fact.soft_sense == "<="):
+        return (
+            f"loosening it by 0.01 would raise the adversary's remaining uncertainty by "
+            f"{step:.3g} nats per record"
+        )
+    direction = "raise" if dual > 0 else "lower"
+    return (
+        f"raising its value by 0.01 would {direction} the adversary's remaining uncertainty "
+        f"by {step:.3g} nats per record"
+    )
+
+
+def _influence(result, limit: int = 12) -> list[dict]:
+    """Facts ranked by how much they move the estimate (|dual|; fixed facts first)."""
+    facts = {f.name: f for f in result.model.facts}
+    rows = []
+    for name, dual in result.duals.items():
+        base = re.sub(r"\[\d+\]$", "", str(name))
+        fact = facts.get(str(name)) or facts.get(base)
+        if fact is None:
+            continue
+        d = float(dual)
+        key = math.inf if math.isnan(d) else abs(d)
+        rows.append(
+            {
+                "name": str(name),
+                "dual": "fixed" if math.isnan(d) else f"{d:.4g}",
+                "words": _dual_words(fact, math.inf if math.isnan(d) else d),
+                "key": key,
+            }
+        )
+    rows.sort(key=lambda r: -r["key"])
+    return rows[:limit]
+
+
+# ------------------------------------------------------------------------ figures
+def _png(draw, figsize) -> str:
+    """A figure drawn by ``draw(fig)`` as a base64 PNG (no pyplot: no global state)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    draw(fig)
+    with io.BytesIO() as fh:  # in memory: the page embeds it
+        fig.savefig(fh, format="png", dpi=100)
+        return base64.b64encode(fh.getvalue()).decode("ascii")
+
+
+def _figures(result, table: pd.DataFrame, threshold: float, top: int) -> list[dict]:
+    from .plots import plot_posterior, plot_risk
+
+    figures = [
+        {
+            "alt": "histogram of every person's risk, with the share of people at or above "
+            "each risk level",
+            "caption": "How exposed everyone is: people per risk level (bars) and the share "
+            "of people at or above each level (line); the dashed line is the threshold.",
+            "png": _png(lambda fig: plot_risk(table, threshold, ax=fig.subplots()), (7.0, 3.8)),
+        }
+    ]
+    post = result.person_posterior() if per_person(result) else result.posterior(by="group")
+    what = "people" if per_person(result) else "(QI value, group) classes"
+    if len(post):
+        rows = min(top, len(post))
+        size = (min(12.0, 2.5 + 0.6 * post.shape[1]), min(9.0, 1.6 + 0.3 * rows))
+        figures.append(
+            {
+                "alt": "heatmap of the posterior of the riskiest rows",
+                "caption": f"The maximum-entropy posterior of the {rows} riskiest {what} "
+                "over every sensitive value.",
+                "png": _png(
+                    lambda fig: plot_posterior(post, ax=fig.subplots(), top=rows, what=what),
+                    size,
+                ),
+            }
+        )
+    return figures
+
+
+# ------------------------------------------------------------------------ the page
+def _release_words(model) -> list[str]:
+    lines = []
+    for k, rel in enumerate(model.releases, start=1):
+        kind = type(rel).__name__
+        what = "bucketized (anatomy-style)" if kind == "Bucketized" else "generalized"
+        name = f"Release {k}" if len(model.releases) > 1 else "The release"
+        lines.append(
+            f"{name} is a {what} table of {rel.n_records:,} records in {rel.n_groups:,} groups "
+            f"(column {rel.group!r})"
+            + (f", with person ids in column {rel.person!r}" if rel.person else "")
+            + "."
+        )
+    if len(model.releases) > 1:
+        lines.append(
+            f"The {len(model.releases)} releases are pooled: the same people appear in each, "
+            "so what one release hides another may reveal."
+        )
+    values = sorted(map(str, model.cells[model.sa].unique()))
+    shown = ", ".join(values[:15]) + (f" and {len(values) - 15} more" if len(values) > 15 else "")
+    lines.append(
+        "Quasi-identifiers (what an adversary may already know about a person): "
+        + ", ".join(model.qi)
+        + f". Sensitive attribute: {model.sa} ({len(values)} values: {shown})."
+    )
+    return lines
+
+
+def _reproduce(result, threshold: float, command, sources, knowledge) -> dict:
+    """The command line and the Python that make this report again.
+
+    The command line reads bucketized releases whose group (and person) columns have the
+    same names; for other releases only the Python is given, starting from the model.
+    """
+    m = result.model
+    rels = m.releases
+    bucketized = all(type(r).__name__ == "Bucketized" for r in rels)
+    same = len({(r.group, r.person) for r in rels}) == 1
+    n = len(rels)
+    files = (
+        list(map(str, sources))
+        if sources
+        else (["RELEASE.csv"] if n == 1 else [f"RELEASE{k}.csv" for k in range(1, n + 1)])
+    )
+    facts_file = str(knowledge or "KNOWLEDGE.txt")
+    cli = None
+    if bucketized and same and len(files) == n:
+        group, person = rels[0].group, rels[0].person
+        cli = ["maxent-privacy", "report", *files, "--qi", *map(str, m.qi), "--sa", str(m.sa)]
+        cli += ["--group", str(group)] + (["--person", str(person)] if person else [])
+        cli += ["--knowledge", facts_file] if m.facts else []
+        cli += ["--threshold", f"{threshold:g}", "--out", "report.html", "--risk-out", "risk.csv"]
+    python = [
+        "import pandas as pd",
+        "import maxent_privacy as mp",
+        "from maxent_privacy.report import write_risk_table",
+    ]
+    if m.facts:
+        python.append("from maxent_privacy.parser import apply_knowledge, load_knowledge")
+    if bucketized and len(files) == n:
+        python.append("releases = [")
+        for f, r in zip(files, rels, strict=True):
+            roles = f"qi={list(r.qi)!r}, sa={r.sa!r}, group={r.group!r}" + (
+                f", person={r.person!r}" if r.person else ""
+            )
+            python.append(f"    mp.Bucketized(pd.read_csv({f!r}, dtype=str), {roles}),")
+        python += ["]", "model = mp.MaxEntModel(releases if len(releases) > 1 else releases[0])"]
+    else:
+        python.append("model = mp.MaxEntModel(...)  # the releases and populations, as before")
+    if m.facts:
+        python.append(f"apply_knowledge(model, load_knowledge({facts_file!r}))")
+    python += [
+        "result = model.solve()",
+        f'result.report("report.html", threshold={threshold:g})',
+        f'write_risk_table(result, "risk.csv", threshold={threshold:g})',
+    ]
+    shown = command if command is not None else (shlex.join(cli) if cli else None)
+    return {"command": shown, "given": command is not None, "python": "\n".join(python)}
+
+
+def _cell(value) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.3f}"
+    return str(value)
+
+
+def render_report(
+    result,
+    threshold: float = 0.5,
+    *,
+    top: int = 20,
+    title: str | None = None,
+    sources=None,
+    knowledge=None,
+    command: str | None = None,
+    table: pd.DataFrame | None = None,
+) -> str:
+    """The HTML text of the report (see :func:`write_report`); ``table``: the
+    :func:`risk_table` of ``result`` at ``threshold`` when the caller has it already (its
+    certified intervals cost LPs)."""
+    import jinja2
+
+    from .. import __version__
+
+    threshold = check_threshold(threshold)
+    m = result.model
+    table = risk_table(result, threshold) if table is None else table
+    summary = risk_summary(result, threshold, table)
+    at_risk = table[table["at_risk"]]
+    shown = at_risk.head(top) if len(at_risk) else table.head(min(top, 10))
+    columns = [c for c in shown.columns if c != "at_risk"]
+    facts = [
+        {"name": f.name, "words": fact_in_words(f), "soft": f.sense == "soft"} for f in m.facts
+    ]
+    c = result.certificate
+    people = summary["people"]
+    pct = 100 * summary["people_at_risk"] / people if people else 0.0
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("maxent_privacy.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    context = {
+        "title": title or "Privacy risk report",
+        "version": __version__,
+        "sources": [str(s) for s in sources] if sources else [],
+        "knowledge_file": str(knowledge) if knowledge else None,
+        "release": _release_words(m),
+        "facts": facts,
+        "summary": summary,
+        "pct": f"{pct:.1f}",
+        "threshold": f"{threshold:g}",
+        "threshold_pct": _pct(threshold),
+        "unit": "people",
+        "columns": columns,
+        "rows": [[_cell(v) for v in row] for row in shown[columns].itertuples(index=False)],
+        "any_at_risk": bool(len(at_risk)),
+        "more_at_risk": max(0, len(at_risk) - len(shown)),
+        "figures": _figures(result, table, threshold, top),
+        "influence": _influence(result),
+        "certificate": {
+            "ok": c.ok,
+            "data": f"{c.data_residual:.1e}",
+            "knowledge": f"{c.knowledge_residual:.1e}",
+            "entropy": f"{c.entropy:.6f}",
+            "dual_bound": f"{c.dual_bound:.6f}",
+            "gap": f"{c.gap:.1e}",
+            "tolerance": f"{c.tolerance:.0e}",
+            "solver": str(result.solver_stats.get("solver", "?")),
+            "status": str(result.status),
+            "seconds": f"{result.solver_stats.get('total_time', float('nan')):.2f}",
+        },
+        "reproduce": _reproduce(result, threshold, command, sources, knowledge),
+        "bounds": "upper" in table,
+    }
+    return env.get_template("report.html.j2").render(**context)
+
+
+def write_report(result, path, threshold: float = 0.5, **options) -> None:
+    """Write the HTML report of ``result`` to ``path``, whole or not at all.
+
+    One self-contained file (figures embedded as PNG, no scripts, no network) for a
+    privacy officer: the release and the knowledge in plain words; how many people,
+    (QI value, group) classes and QI values reach ``threshold`` under the
+    maximum-entropy estimate; the ``top`` riskiest people (:func:`risk_table`); a
+    histogram of everyone's risk; the facts that move the estimate most (their duals, in
+    words); the certificate; the commands that reproduce it. ``options``: ``top``,
+    ``title``, ``sources`` (the release files' names), ``knowledge`` (the knowledge
+    file's name) and ``command`` (the command line that made it), used in the text, and
+    ``table`` (a risk table already computed, see :func:`render_report`).
+    """
+    check_target(path)
+    write_text(path, render_report(result, threshold, **options))
