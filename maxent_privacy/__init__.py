@@ -22,7 +22,7 @@ wing's ``__init__`` says what lives there:
 
 Names are imported on first use, so ``import maxent_privacy`` itself is quick. Module
 paths from before the wings (``maxent_privacy.parser``, ``.data``, ...) still import:
-see :mod:`maxent_privacy._moved`.
+the table ``_MOVED`` below.
 
 >>> from maxent_privacy import Bucketized, MaxEntModel, datasets
 >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
@@ -36,13 +36,66 @@ see :mod:`maxent_privacy._moved`.
 from __future__ import annotations
 
 import importlib
+import sys
+from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING
-
-from . import _moved
 
 __version__ = "0.1.0"
 
-_moved.install()
+# Old module paths, kept importable: before the package had wings its modules lay side by
+# side, and code written then imports, say, ``maxent_privacy.parser`` or
+# ``from maxent_privacy.data import Bucketized``. A finder on ``sys.meta_path`` answers each
+# old name in _MOVED with the module that now holds its code, so both names are one module
+# object (same functions and globals; monkeypatching either patches both). Nothing is
+# imported until an old name is asked for; the finder lives here, not in a module of its
+# own, so that ``import maxent_privacy`` loads one file. Old dotted name -> new module:
+_MOVED = {
+    "maxent_privacy.data": "maxent_privacy.releases.bucketized",
+    "maxent_privacy.generalized": "maxent_privacy.releases.generalized",
+    "maxent_privacy.pooled": "maxent_privacy.releases.pooled",
+    "maxent_privacy.structure": "maxent_privacy.releases.structure",
+    "maxent_privacy.ranges": "maxent_privacy.releases.ranges",
+    "maxent_privacy.checks": "maxent_privacy.releases.checks",
+    "maxent_privacy.facts": "maxent_privacy.knowledge.facts",
+    "maxent_privacy.parser": "maxent_privacy.knowledge.parser",
+    "maxent_privacy.rules": "maxent_privacy.knowledge.rules",
+    "maxent_privacy.conflicts": "maxent_privacy.knowledge.conflicts",
+    "maxent_privacy.attacks": "maxent_privacy.adversaries.attacks",
+    "maxent_privacy.channels": "maxent_privacy.adversaries.channels",
+    "maxent_privacy.robustness": "maxent_privacy.adversaries.robustness",
+    "maxent_privacy.metrics": "maxent_privacy.adversaries.metrics",
+    "maxent_privacy.mondrian": "maxent_privacy.anonymize.mondrian",
+    "maxent_privacy.plotting": "maxent_privacy.report.plots",
+    "maxent_privacy.datasets_byun": "maxent_privacy.datasets.byun",
+    "maxent_privacy.dual": "maxent_privacy.solve",
+    "maxent_privacy._io": "maxent_privacy.files",
+}
+
+
+class _Alias:
+    """Finds an old name in ``_MOVED`` and loads it as the module that replaced it (a
+    meta path finder and its loader, by protocol: ``importlib.abc`` costs an import)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in _MOVED:
+            return None
+        return ModuleSpec(fullname, self)
+
+    def create_module(self, spec):
+        # the module object of the new name; the import system keeps its __name__ and
+        # __file__ (they are set) but writes the old name's spec over its __spec__
+        module = importlib.import_module(_MOVED[spec.name])
+        spec.loader_state = module.__spec__
+        return module
+
+    def exec_module(self, module) -> None:
+        """Nothing to run (the new module ran when it was imported): its spec goes back."""
+        module.__spec__ = module.__spec__.loader_state
+
+
+if not any(type(f).__name__ == "_Alias" for f in sys.meta_path):  # once, even on reload
+    sys.meta_path.append(_Alias())
+
 
 # Names are imported on first use (PEP 562), so that ``import maxent_privacy`` and the
 # ``maxent-privacy`` command's ``--help`` do not pay for cvxpy, scipy and pandas.
