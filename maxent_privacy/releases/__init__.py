@@ -7,7 +7,9 @@ A release is read once, validated with one-line errors, and every model is built
 Modules:
 
 - ``bucketized``: :class:`Bucketized` (Anatomy-style: exact QI, group id, sensitive values)
-- ``generalized``: :class:`Generalized` (k-anonymity-style cells, ARX/sdcMicro formats)
+- ``generalized``: :class:`Generalized` (k-anonymity-style releases: equivalence classes,
+  matched against a population)
+- ``cells``: the generalized cell syntax (ours, ARX's, sdcMicro's), parsed and matched
 - ``ranges``: QI ranges in knowledge (``age=range(18, 30)``, :func:`between`)
 - ``checks``: input checks shared by releases, anonymizers, attacks and metrics
 - ``structure``: :class:`Structure` and the builder for one bucketized release

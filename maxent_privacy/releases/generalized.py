@@ -3,36 +3,17 @@
 A :class:`Generalized` release is what a k-anonymizing publisher (Samarati and Sweeney;
 Mondrian; Byun et al. 2008) puts out: one row per record, the sensitive value exact, and
 every quasi-identifier (QI) cell replaced by a *generalized value*, read as the set of
-exact values it stands for. Rows sharing a group id form an equivalence class.
+exact values it stands for (the syntax, ours and ARX's and sdcMicro's, is in
+:mod:`.cells`: ``[21-25]``, ``{a, b}``, ``*``, ``20-29``, ``021**``, ``[20, 30[``,
+``>=60``, ...). Rows sharing a group id and their cells form an equivalence class: each
+row's cells belong to that row's sensitive value, so a group whose rows carry different
+cells is several classes (or refused, ``mixed_groups="refuse"``). A table of exact QI
+values and group ids is an Anatomy-style release, whose groups are buckets.
 
-Cell syntax (parsed, never evaluated). Our own (``formats="ours"``):
-
-* ``[21-25]`` or ``[21 - 25]``: the numbers from 21 to 25, bounds included;
-* ``{a, b}``: any of the listed values (``{21, 22}`` also matches the numbers);
-* ``*``, or any word given in ``any_values`` (Byun et al. write ``Person`` for "male or
-  female"): any value at all;
-* anything else: exactly that value (``"21"`` matches the number 21).
-
-``formats="auto"`` (the default) also reads the cells ARX and sdcMicro write:
-
-* ranges ``20-29`` (bounds included), ``[20, 29]``, ``[20, 30[`` and ``[20, 30)``
-  (30 left out), ``]20, 30]`` and ``(20, 30]`` (20 left out); a bound may be ``inf``;
-* inequalities ``<30``, ``<=29``, ``>60``, ``>=60`` (also ``≤``, ``≥``);
-* prefix masks ``021**``, ``0213*``: values whose text has as many characters and starts
-  with ``021`` (a number is zero-padded first, so the number 2139 matches ``021**``);
-* suppression: ``*``, ``**``, ... (only stars): any value.
-
-A plain number is always an exact value, so a column of numbers stays numeric, and text
-that is none of these forms (``<=50K``, ``7th-8th``) is an exact value. ``formats=None``
-reads every cell as an exact value. ``Generalized(..., formats={"zip": None})`` chooses
-per column (columns not named: ``"auto"``); ``release.generalized`` lists the columns
-where some cell is not a plain exact value.
 >>> import pandas as pd
 >>> from maxent_privacy.releases.generalized import Generalized, covers
->>> covers("[21 - 25]", 23), covers("{Male, Female}", "Male"), covers("*", 7)
-(True, True, True)
->>> covers("021**", "02139"), covers("[20, 30[", 30), covers(">=60", 75), covers("20-29", 29)
-(True, False, True, True)
+>>> covers("[21 - 25]", 23), covers("021**", "02139"), covers("[20, 30[", 30)
+(True, True, False)
 >>> frame = pd.DataFrame({"age": ["[21-25]", "[21-25]", "[50-60]", "[50-60]"],
 ...                       "gender": ["Male", "Male", "Person", "Person"],
 ...                       "diagnosis": ["Asthma", "Flu", "Alzheimer", "Diabetes"],
@@ -49,16 +30,23 @@ where some cell is not a plain exact value.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ..errors import ReleaseError
 from .bucketized import ReleaseBase, validate_release
+from .cells import (
+    FORMATS,
+    Cell,
+    any_value_words,
+    covers,
+    find_generalized,
+    formats_by_column,
+    parse_cell,
+    value_arrays,
+)
 from .checks import (
     check_cells,
     check_columns,
@@ -71,6 +59,7 @@ from .checks import (
 
 __all__ = [
     "FORMATS",
+    "MIXED_GROUPS",
     "Cell",
     "Generalized",
     "check_population",
@@ -79,332 +68,8 @@ __all__ = [
     "parse_cell",
 ]
 
-FORMATS = ("auto", "ours", None)
-"""The cell formats: ``"auto"`` (ours and ARX/sdcMicro), ``"ours"``, None (exact values)."""
-
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_NUMBER = re.compile(rf"^\s*{_NUM}\s*$")
-_INTERVAL = re.compile(rf"^\[\s*({_NUM})\s*[-\u2013]\s*({_NUM})\s*\]$")
-# ARX and sdcMicro: [a, b], [a, b[, ]a, b], (a, b], [a, b), ... (bounds may be infinite)
-_BOUND = rf"(?:{_NUM}|[-+]?(?:inf|Inf|INF|infinity|Infinity|\u221e))"
-_BRACKETS = re.compile(rf"^([\[\]\(])\s*({_BOUND})\s*[,;]\s*({_BOUND})\s*([\[\]\)])$")
-_DASH = re.compile(rf"^({_NUM})\s*[-\u2013]\s*({_NUM})$")
-_INEQUALITY = re.compile(rf"^(<=|>=|<|>|\u2264|\u2265)\s*({_NUM})$")
-_MASK = re.compile(r"^([^*]*?)(\*+)$")
-
-
-def _as_number(value) -> float | None:
-    """``value`` as a float if it is a (finite) number or a string spelling one."""
-    if isinstance(value, (bool, np.bool_)):
-        return None
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        out = float(value)
-        return out if math.isfinite(out) else None
-    if isinstance(value, str) and _NUMBER.match(value):
-        out = float(value)
-        return out if math.isfinite(out) else None
-    return None
-
-
-def _where(column: str | None) -> str:
-    return f"column {column!r} has" if column is not None else "cell has"
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A parsed generalized value.
-
-    ``kind`` is ``"any"``, ``"interval"`` (``lo <= x <= hi``; ``<`` where ``lo_open`` or
-    ``hi_open``; a bound may be infinite), ``"set"`` (``values``, as strings), ``"mask"``
-    (values whose text is ``values[0]`` followed by any characters, ``width`` in all) or
-    ``"exact"`` (``values[0]``, kept as given); ``raw`` is the cell as published.
-    """
-
-    kind: str
-    raw: object
-    lo: float | None = None
-    hi: float | None = None
-    values: tuple = ()
-    lo_open: bool = False
-    hi_open: bool = False
-    width: int | None = None
-
-    def mask(self, strings: np.ndarray, numbers: np.ndarray) -> np.ndarray:
-        """Which exact values this cell covers, given them as ``str`` and as floats.
-
-        ``strings`` holds ``str(value).strip()`` of each value, ``numbers`` its float (NaN
-        when it is not a number); both 1-d arrays of the same length.
-        """
-        n = len(strings)
-        if self.kind == "any":
-            return np.ones(n, dtype=bool)
-        if self.kind == "interval":
-            with np.errstate(invalid="ignore"):
-                low = numbers > self.lo if self.lo_open else numbers >= self.lo
-                high = numbers < self.hi if self.hi_open else numbers <= self.hi
-                return low & high & np.isfinite(numbers)
-        if self.kind == "set":
-            out = np.isin(strings, np.array(self.values, dtype=object))
-            nums = [x for x in (_as_number(v) for v in self.values) if x is not None]
-            if nums:
-                out |= np.isin(numbers, np.array(nums, dtype=float))
-            return out
-        if self.kind == "mask":
-            prefix, width = self.values[0], self.width
-            return np.fromiter(
-                (
-                    _fits_mask(s, x, prefix, width)
-                    for s, x in zip(strings.tolist(), numbers.tolist(), strict=True)
-                ),
-                dtype=bool,
-                count=n,
-            )
-        value = self.values[0]
-        out = strings == str(value).strip()
-        num = _as_number(value)
-        if num is not None:
-            out |= numbers == num
-        return out
-
-    def __contains__(self, value) -> bool:
-        strings = np.array([str(value).strip()], dtype=object)
-        num = _as_number(value)
-        numbers = np.array([np.nan if num is None else num])
-        return bool(self.mask(strings, numbers)[0])
-
-
-def _fits_mask(text: str, number: float, prefix: str, width: int) -> bool:
-    """``text`` (or the integer ``number`` zero-padded to ``width``) fits the mask."""
-    if len(text) == width and text.startswith(prefix):
-        return True
-    if math.isfinite(number) and number >= 0 and number.is_integer():
-        padded = str(int(number)).zfill(width)
-        return len(padded) == width and padded.startswith(prefix)
-    return False
-
-
-def _check_formats(formats) -> None:
-    if not (formats is None or (isinstance(formats, str) and formats in FORMATS)):
-        raise ReleaseError(
-            f"formats must be 'auto', 'ours' or None (or a dict of them by column), "
-            f"got {shorten(formats, 60)}"
-        )
-
-
-def _bound(text: str) -> float:
-    low = text.lower().lstrip("+")
-    if low in ("inf", "infinity", "\u221e"):
-        return math.inf
-    if low in ("-inf", "-infinity", "-\u221e"):
-        return -math.inf
-    return float(text)
-
-
-def _interval(cell, column, lo: float, hi: float, lo_open=False, hi_open=False) -> Cell:
-    """An interval cell, or a ``ReleaseError`` when it holds no number."""
-    if math.isnan(lo) or math.isnan(hi) or lo == math.inf or hi == -math.inf:
-        raise ReleaseError(f"{_where(column)} an interval with a bad bound {shorten(cell, 60)}")
-    if lo > hi or (lo == hi and (lo_open or hi_open)):
-        raise ReleaseError(
-            f"{_where(column)} an empty interval {shorten(cell, 60)}: "
-            f"lower bound {lo:g} is above upper bound {hi:g}"
-            if lo > hi
-            else f"{_where(column)} an empty interval {shorten(cell, 60)}"
-        )
-    return Cell("interval", cell, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
-
-
-def _parse_foreign(cell, text: str, column) -> Cell | None:
-    """The ARX and sdcMicro forms (``formats="auto"``); None if ``text`` is none of them."""
-    if set(text) == {"*"}:
-        return Cell("any", cell)
-    if "," in text or ";" in text:
-        m = _BRACKETS.match(text)
-        if m:
-            left, lo, hi, right = m.groups()
-            return _interval(cell, column, _bound(lo), _bound(hi), left in "](", right in "[)")
-        if text[:1] in "[]" or text[-1:] in "[]" or (text[:1] == "(" and text[-1:] == ")"):
-            raise ReleaseError(
-                f"{_where(column)} a malformed interval {shorten(cell, 60)}: expected "
-                "[lo, hi], [lo, hi[, (lo, hi] or [lo-hi] with numbers lo <= hi"
-            )
-        return None
-    m = _DASH.match(text)
-    if m:
-        lo, hi = float(m.group(1)), float(m.group(2))
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ReleaseError(
-                f"{_where(column)} a range with an infinite bound {shorten(cell, 60)}"
-            )
-        return _interval(cell, column, lo, hi)
-    m = _INEQUALITY.match(text)
-    if m:
-        op, x = m.group(1), float(m.group(2))
-        if not math.isfinite(x):
-            raise ReleaseError(f"{_where(column)} an infinite bound {shorten(cell, 60)}")
-        if op in ("<", "<=", "\u2264"):
-            return _interval(cell, column, -math.inf, x, hi_open=op == "<")
-        return _interval(cell, column, x, math.inf, lo_open=op == ">")
-    m = _MASK.match(text)
-    if m and not text.startswith(("[", "{")):
-        return Cell("mask", cell, values=(m.group(1),), width=len(text))
-    return None
-
-
-def parse_cell(
-    cell, column: str | None = None, any_values: Iterable[str] = ("*",), formats="auto"
-) -> Cell:
-    """Parse one generalized cell; a malformed one is a ``ReleaseError`` naming it.
-
-    ``formats`` is ``"auto"`` (our syntax and ARX/sdcMicro's, see the module docstring),
-    ``"ours"`` (``[lo-hi]``, ``{a, b}`` and ``any_values`` only) or None (the cell is an
-    exact value).
-
-    >>> parse_cell("[21 - 25]")
-    Cell(kind='interval', raw='[21 - 25]', lo=21.0, hi=25.0, values=(), lo_open=False, \
-hi_open=False, width=None)
-    >>> parse_cell("{b, a}").values
-    ('a', 'b')
-    >>> c = parse_cell("[20, 30[")
-    >>> (c.lo, c.hi, c.hi_open), parse_cell("021**").kind, parse_cell("<30").hi
-    ((20.0, 30.0, True), 'mask', 30.0)
-    >>> parse_cell("20-29", formats=None).kind
-    'exact'
-    >>> parse_cell("[25-21]", column="age")
-    Traceback (most recent call last):
-    ...
-    maxent_privacy.errors.ReleaseError: column 'age' has an empty interval '[25-21]': \
-lower bound 25 is above upper bound 21
-    """
-    _check_formats(formats)
-    anys = _any_values(any_values)
-    if not isinstance(cell, str):
-        if _is_missing(cell):
-            raise ReleaseError(f"{_where(column)} a missing generalized value")
-        return Cell("exact", cell, values=(cell,))
-    text = cell.strip()
-    if formats is None:
-        if not text:
-            raise ReleaseError(f"{_where(column)} an empty value {shorten(cell, 60)}")
-        return Cell("exact", cell, values=(text,))
-    if text in anys:
-        return Cell("any", cell)
-    if formats == "auto" and _NUMBER.match(text):
-        return Cell("exact", cell, values=(text,))
-    if formats == "auto":
-        found = _parse_foreign(cell, text, column)
-        if found is not None:
-            return found
-    if text.startswith("[") or text.endswith("]"):
-        m = _INTERVAL.match(text)
-        if not m:
-            raise ReleaseError(
-                f"{_where(column)} a malformed interval {shorten(cell, 60)}: "
-                "expected [lo-hi] with numbers lo <= hi"
-            )
-        lo, hi = float(m.group(1)), float(m.group(2))
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ReleaseError(
-                f"{_where(column)} an interval with an infinite bound {shorten(cell, 60)}"
-            )
-        return _interval(cell, column, lo, hi)
-    if text.startswith("{") or text.endswith("}"):
-        if not (text.startswith("{") and text.endswith("}")):
-            raise ReleaseError(
-                f"{_where(column)} a malformed set {shorten(cell, 60)}: expected {{a, b, ...}}"
-            )
-        parts = [p.strip() for p in text[1:-1].split(",")]
-        if any(not p for p in parts):
-            raise ReleaseError(
-                f"{_where(column)} a set with an empty member {shorten(cell, 60)}: "
-                "expected {a, b, ...} with non-empty members"
-            )
-        return Cell("set", cell, values=tuple(sorted(set(parts))))
-    if not text:
-        raise ReleaseError(f"{_where(column)} an empty generalized value {shorten(cell, 60)}")
-    return Cell("exact", cell, values=(text,))
-
-
-def covers(cell, value, any_values: Iterable[str] = ("*",), formats="auto") -> bool:
-    """Whether generalized ``cell`` covers the exact ``value`` (``value <= cell``).
-
-    >>> covers("[21-25]", 25), covers("[21-25]", 26), covers("{a, b}", "c")
-    (True, False, False)
-    >>> covers("Person", "Female", any_values=("*", "Person"))
-    True
-    >>> covers("021**", 2139), covers("021**", "0213"), covers("<30", 30)
-    (True, False, False)
-    """
-    parsed = (
-        cell if isinstance(cell, Cell) else parse_cell(cell, any_values=any_values, formats=formats)
-    )
-    return value in parsed
-
-
-def find_generalized(
-    frame: pd.DataFrame, columns: Sequence, any_values: Iterable[str] = ("*",), formats="auto"
-) -> dict:
-    """Column -> its first generalized cell (one that is not a plain exact value), for
-    each of ``columns`` that has one; a malformed cell is a ``ReleaseError``.
-
-    ``formats`` as in :class:`Generalized` (a value or a dict by column).
-
-    >>> frame = pd.DataFrame({"age": ["44", "[44-47]"], "sex": ["M", "F"]})
-    >>> find_generalized(frame, ["age", "sex"])
-    {'age': '[44-47]'}
-    """
-    per_column = _formats_by_column(formats, list(columns))
-    anys = _any_values(any_values)
-    out = {}
-    for col in columns:
-        for raw in frame[col].drop_duplicates().tolist():
-            if parse_cell(raw, col, anys, per_column[col]).kind != "exact":
-                out[col] = raw
-                break
-    return out
-
-
-def _formats_by_column(formats, columns: list) -> dict:
-    """``formats`` (one value, or a dict by column) as a dict over ``columns``."""
-    if isinstance(formats, dict):
-        unknown = [c for c in formats if c not in columns]
-        if unknown:
-            raise ReleaseError(
-                f"formats names column {unknown[0]!r}, which is not a quasi-identifier "
-                f"({', '.join(map(str, columns))})"
-            )
-        for f in formats.values():
-            _check_formats(f)
-        return {c: formats.get(c, "auto") for c in columns}
-    _check_formats(formats)
-    return dict.fromkeys(columns, formats)
-
-
-def _any_values(any_values) -> frozenset:
-    if isinstance(any_values, str):
-        any_values = (any_values,)
-    out = set()
-    for word in any_values:
-        if not isinstance(word, str) or not word.strip():
-            raise ReleaseError(f"any_values must be non-empty strings, got {word!r}")
-        out.add(word.strip())
-    return frozenset(out)
-
-
-def _is_missing(value) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _value_arrays(uniques: Sequence) -> tuple[np.ndarray, np.ndarray]:
-    """``str(v).strip()`` and float (NaN if not a number) of each distinct value."""
-    strings = np.array([str(v).strip() for v in uniques], dtype=object)
-    numbers = np.array(
-        [np.nan if (x := _as_number(v)) is None else x for v in uniques], dtype=float
-    )
-    return strings, numbers
+MIXED_GROUPS = ("auto", "split", "refuse", "bucket")
+"""What rows of one group with different QI cells mean (see :class:`Generalized`)."""
 
 
 class Generalized(ReleaseBase):
@@ -423,18 +88,47 @@ class Generalized(ReleaseBase):
     formats : how QI cells are read: ``"auto"`` (default: our syntax and the ARX and
         sdcMicro forms ``021**``, ``20-29``, ``[20, 30[``, ``<30``, ``>=60``, ``*``),
         ``"ours"`` (``[lo-hi]``, ``{a, b}`` and ``any_values`` only) or None (every cell
-        an exact value); or a dict by column (columns not named: ``"auto"``). See the
-        module docstring.
+        an exact value); or a dict by column (columns not named: ``"auto"``). See
+        :mod:`.cells`.
+    mixed_groups : what rows of one group with different QI cells mean.
+        ``"split"``: each row's cells belong to that row's value, as in ARX and sdcMicro
+        output, so the group is one equivalence class per distinct cells, labelled
+        ``"<group>/1"``, ``"<group>/2"``, ... in order of first row (once a group is
+        split, every group label is text: ``1`` reads ``"1"``). ``"refuse"``: such a group
+        is a ``ReleaseError`` naming it and two of its rows. ``"bucket"``: the group is
+        an Anatomy bucket, its values pooled over its rows, as in a
+        :class:`~maxent_privacy.releases.bucketized.Bucketized` release. ``"auto"``
+        (default): ``"split"`` when some QI cell is generalized, ``"bucket"`` when every
+        cell is an exact value (``generalized`` is empty, e.g. ``formats=None``): exact QI
+        with group ids is how Anatomy publishes. Cells are compared by what they cover
+        (``[20-29]`` and ``20-29`` are one cell).
 
     Attributes ``formats`` (the format of each QI column) and ``generalized`` (the QI
-    columns where some cell is not a plain exact value) say how the cells were read.
+    columns where some cell is not a plain exact value) say how the cells were read;
+    ``mixed_groups`` is the reading used (``"auto"`` resolved) and ``split_groups`` maps
+    each group that was split to the labels of its classes (empty when none was). A split
+    label such as ``"g1/2"`` keeps the publisher's ``"g1"`` in sight wherever groups are
+    shown (the model's ``groups`` column, the attacks' findings) and is one plain value,
+    so every reader of ``frame[group]`` (group sizes, matching, the pooled model, the
+    attacks, ``n_groups``) sees the classes as any other groups.
 
     Rows with a missing value, duplicate column roles or names, duplicate person ids,
     cells that are not single values (lists, tuples, ...) and malformed cells are errors
-    naming the column and value. The rows of one group usually share
-    their QI cells (an equivalence class in the strict sense), but need not: each row is
-    matched against the population with its own cells, so an Anatomy-style release with
-    exact QI values and bucket ids is a valid ``Generalized`` release too.
+    naming the column and value. Matched against its population (:meth:`match`: the
+    pooled model, the attacks), a row whose cells cover no one is an error naming the
+    row and its cells.
+
+    >>> rows = pd.DataFrame({"age": ["20-29", "30-39"], "d": ["Flu", "HIV"], "g": ["g1", "g1"]})
+    >>> release = Generalized(rows, qi=["age"], sa="d", group="g")
+    >>> release.frame["g"].tolist(), release.n_groups, release.split_groups
+    (['g1/1', 'g1/2'], 2, {'g1': ['g1/1', 'g1/2']})
+    >>> Generalized(rows.assign(age=[25, 35]), qi=["age"], sa="d", group="g").mixed_groups
+    'bucket'
+    >>> Generalized(rows, qi=["age"], sa="d", group="g", mixed_groups="refuse")
+    Traceback (most recent call last):
+    ...
+    maxent_privacy.errors.ReleaseError: group 'g1' has rows with different quasi-identifier \
+cells: row 0 (age='20-29') and row 1 (age='30-39'); ...
     """
 
     def __init__(
@@ -446,10 +140,16 @@ class Generalized(ReleaseBase):
         person: str | None = None,
         any_values: Iterable[str] = ("*",),
         formats="auto",
+        mixed_groups: str = "auto",
     ):
+        if not (isinstance(mixed_groups, str) and mixed_groups in MIXED_GROUPS):
+            raise ReleaseError(
+                "mixed_groups must be 'auto', 'split', 'refuse' or 'bucket', got "
+                f"{shorten(mixed_groups, 60)}"
+            )
         data, qi = validate_release(frame, qi, sa, group, person)
-        anys = _any_values(any_values)
-        self.formats = _formats_by_column(formats, qi)
+        anys = any_value_words(any_values)
+        self.formats = formats_by_column(formats, qi)
         self._cells: dict[str, dict] = {}
         for col in qi:
             self._cells[col] = {
@@ -459,6 +159,14 @@ class Generalized(ReleaseBase):
         self.generalized = [
             col for col in qi if any(c.kind != "exact" for c in self._cells[col].values())
         ]
+        if mixed_groups == "auto":
+            mixed_groups = "split" if self.generalized else "bucket"
+        self.mixed_groups = mixed_groups
+        self.split_groups: dict = {}
+        if mixed_groups != "bucket":
+            data, self.split_groups = _equivalence_classes(
+                data, qi, group, self._cells, mixed_groups
+            )
         self.frame = data
         self.qi = qi
         self.sa = sa
@@ -476,8 +184,9 @@ class Generalized(ReleaseBase):
         """One row per group: its size, its QI cells and its multiset of sensitive values.
 
         A QI column holds the group's cell, or a tuple of its distinct cells when the
-        group's rows do not share one. The sensitive column holds the sorted list of the
-        group's values (with repeats).
+        group's rows do not share one (one cell spelled two ways, ``[20-29]`` and
+        ``20-29``, or the rows of a bucket, ``mixed_groups="bucket"``). The sensitive
+        column holds the sorted list of the group's values (with repeats).
 
         >>> from maxent_privacy.datasets.byun import byun2008_tables
         >>> byun2008_tables()["figure2"].classes().to_dict("index")
@@ -511,13 +220,26 @@ class Generalized(ReleaseBase):
         return self._type_cache
 
     def match(
-        self, population: pd.DataFrame, id_column: str
+        self, population: pd.DataFrame, id_column: str, every_row: bool = True, where: str = ""
     ) -> tuple[np.ndarray, list[tuple], np.ndarray, np.ndarray, np.ndarray]:
         """Match a population against the row types.
 
         Returns the person ids (population order), the types (tuples of group and QI
         cells), each row's type number, and the matching pairs as two aligned arrays
-        (person position, type).
+        (person position, type). With ``every_row`` (the default: the population lists
+        the release's people), a row whose cells cover no one is a ``ReleaseError``
+        naming the row, its group and cells; ``where`` starts the message
+        (``"release 2: "``).
+
+        >>> rows = pd.DataFrame({"age": ["20-29", "30-39"], "zip": ["021**", "021**"],
+        ...                      "d": ["Flu", "HIV"], "g": [1, 2]})
+        >>> people = pd.DataFrame({"id": ["Ann", "Bo"], "age": [25, 35],
+        ...                        "zip": ["02139", "10001"]})
+        >>> Generalized(rows, ["age", "zip"], "d", "g").match(people, "id", where="release 1: ")
+        Traceback (most recent call last):
+        ...
+        maxent_privacy.errors.ReleaseError: release 1: row 1 (group 2: age='30-39', \
+zip='021**') fits no one in the population: no one has all of these values
         """
         ids = check_population(population, self.qi, id_column)
         types, row_type = self._types()
@@ -529,7 +251,7 @@ class Generalized(ReleaseBase):
         for col in self.qi:
             codes, uniques = pd.factorize(population[col], sort=False)
             uniques = list(uniques)
-            strings, numbers = _value_arrays(uniques)
+            strings, numbers = value_arrays(uniques)
             allowed[col] = {
                 raw: cell.mask(strings, numbers) for raw, cell in self._cells[col].items()
             }
@@ -563,7 +285,42 @@ class Generalized(ReleaseBase):
         else:
             person_pos = np.zeros(0, dtype=np.int64)
             type_no = np.zeros(0, dtype=np.int64)
+        if every_row:
+            self._check_rows_fit(population, row_type, type_no, where)
         return ids, types, row_type, person_pos, type_no
+
+    def _check_rows_fit(self, population, row_type, type_no, where: str) -> None:
+        """A ``ReleaseError`` for the first row whose type no one in ``population`` fits
+        (``type_no``: the types of the matching pairs), naming it, its group and cells."""
+        fit = np.zeros(int(row_type.max()) + 1, dtype=bool)
+        fit[type_no] = True
+        if fit[row_type].all():
+            return
+        f, i = self.frame, int(np.argmax(~fit[row_type]))
+        why = "no one has all of these values"
+        for col in self.qi:
+            strings, numbers = value_arrays(list(pd.unique(population[col])))
+            if not self._cells[col][f[col].iloc[i]].mask(strings, numbers).any():
+                why = f"no one's {col} is in {_cell_of(f, col, i)}"
+                break
+        cells = ", ".join(f"{col}={_cell_of(f, col, i)}" for col in self.qi)
+        raise ReleaseError(
+            f"{where}row {_row_name(f, i)!r} (group {_cell_of(f, self.group, i)}: {cells}) "
+            f"fits no one in the population: {why}"
+        )
+
+    def _check_people_fit(self, population, id_column, ids, person_pos, where: str) -> None:
+        """A ``ReleaseError`` for the first person of ``population`` who fits no row."""
+        fit = np.zeros(len(ids), dtype=bool)
+        fit[person_pos] = True
+        if fit.all():
+            return
+        p = int(np.argmax(~fit))
+        values = {col: _plain(population[col].iloc[p]) for col in self.qi}
+        raise ReleaseError(
+            f"{where}person {_plain(ids[p])!r} of the population fits no group of the "
+            f"release: {self.unfit_reason(values)}"
+        )
 
     def check_covered(self, people: pd.DataFrame, id_column: str, where: str = "") -> None:
         """Check that each row's cells cover its person's exact QI; else a ``ReleaseError``
@@ -590,7 +347,7 @@ class Generalized(ReleaseBase):
         for col in self.qi:
             values = exact[col].reindex(pids).tolist()
             codes, uniques = pd.factorize(pd.Series(values, dtype=object), sort=False)
-            strings, numbers = _value_arrays(list(uniques))
+            strings, numbers = value_arrays(list(uniques))
             cell_codes, cell_raws = pd.factorize(rows[col], sort=False)
             ok = np.ones(len(rows), dtype=bool)
             for k, raw in enumerate(cell_raws):
@@ -607,7 +364,7 @@ class Generalized(ReleaseBase):
         """Why exact QI ``values`` (column -> value) fit no row: a column none of whose
         cells covers its value, else the combination."""
         for col in self.qi:
-            strings, numbers = _value_arrays([values[col]])
+            strings, numbers = value_arrays([values[col]])
             if not any(c.mask(strings, numbers)[0] for c in self._cells[col].values()):
                 cells = ", ".join(map(repr, list(self._cells[col])[:3]))
                 more = ", ..." if len(self._cells[col]) > 3 else ""
@@ -617,7 +374,9 @@ class Generalized(ReleaseBase):
         shown = ", ".join(f"{c}={values[c]!r}" for c in self.qi)
         return f"no row's cells cover {shown} together"
 
-    def compatible(self, population: pd.DataFrame, id_column: str) -> pd.DataFrame:
+    def compatible(
+        self, population: pd.DataFrame, id_column: str, every_row: bool = False, where: str = ""
+    ) -> pd.DataFrame:
         """The (person, group) pairs such that one of the group's rows covers the person.
 
         ``population`` has the person id column and the exact values of every QI column
@@ -626,8 +385,14 @@ class Generalized(ReleaseBase):
         pair once, in population order and then in order of the group's first row.
         The work is vectorized: one boolean mask per distinct cell over the distinct
         values of its column, then per distinct row (group and cells) an index join.
+        ``population`` may be anyone (a few people asked about); with ``every_row`` it
+        lists the release's people: a person who fits no row, then a row that fits no one,
+        is a ``ReleaseError`` (``where`` starts it, ``"release 2: "``).
         """
-        ids, types, _, person_pos, type_no = self.match(population, id_column)
+        ids, types, row_type, person_pos, type_no = self.match(population, id_column, False)
+        if every_row:
+            self._check_people_fit(population, id_column, ids, person_pos, where)
+            self._check_rows_fit(population, row_type, type_no, where)
         group_codes, group_labels = pd.factorize(
             pd.Series([key[0] for key in types], dtype=self.frame[self.group].dtype), sort=False
         )
@@ -647,6 +412,89 @@ class Generalized(ReleaseBase):
             + (f", person={self.person!r}" if self.person else "")
             + ")"
         )
+
+
+def _label_text(label) -> str:
+    """A group label as text (``1.0`` reads ``1``, as the pooled model shows it)."""
+    return str(int(label)) if isinstance(label, float) and label.is_integer() else str(label)
+
+
+def _plain(value):
+    """A numpy scalar as the Python value (``1``, not ``np.int64(1)``, in messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _row_name(data: pd.DataFrame, i: int):
+    return _plain(data.index[i])
+
+
+def _cell_of(data: pd.DataFrame, column, i: int) -> str:
+    """Row ``i``'s cell in ``column``, shortened for a message."""
+    return shorten(_plain(data[column].iloc[i]), 30)
+
+
+def _equivalence_classes(data, qi, group, cells, mixed_groups) -> tuple[pd.DataFrame, dict]:
+    """The release's rows with one group per equivalence class (group and cells).
+
+    A group whose rows carry different cells (compared by :meth:`Cell.key`) is split into
+    one class per distinct cells, labelled ``"<group>/<k>"`` in order of first row, or
+    refused (``mixed_groups="refuse"``). Returns the frame (the same when no group is
+    mixed) and the split groups (original label -> the labels of its classes).
+    """
+    group_code, labels = pd.factorize(data[group], sort=False)
+    labels = pd.Index(labels).tolist()
+    codes = [group_code]
+    for col in qi:
+        raw_code, uniques = pd.factorize(data[col], sort=False)
+        keys: dict = {}
+        meaning = [keys.setdefault(cells[col][raw].key(), len(keys)) for raw in uniques]
+        codes.append(np.asarray(meaning, dtype=np.int64)[raw_code])
+    row_kind = pd.factorize(pd.MultiIndex.from_arrays(codes), sort=False)[0]
+    firsts = pd.DataFrame({"g": group_code, "t": row_kind}).drop_duplicates()
+    n_kinds = np.bincount(firsts["g"].to_numpy(), minlength=len(labels))
+    mixed = n_kinds > 1
+    if not mixed.any():
+        return data, {}
+    if mixed_groups == "refuse":
+        g = int(np.argmax(mixed))
+        rows = np.flatnonzero(group_code == g)
+        first = rows[0]
+        other = rows[row_kind[rows] != row_kind[first]][0]
+        differ = [j for j, col in enumerate(qi) if codes[j + 1][first] != codes[j + 1][other]]
+
+        def shown(i):
+            cells_of_row = ", ".join(f"{qi[j]}={_cell_of(data, qi[j], i)}" for j in differ)
+            return f"row {_row_name(data, i)!r} ({cells_of_row})"
+
+        raise ReleaseError(
+            f"group {shorten(labels[g])} has rows with different quasi-identifier cells: "
+            f"{shown(first)} and {shown(other)}; each row's cells belong to its own value, "
+            "so the group is several equivalence classes: give each its own group label, "
+            "or pass mixed_groups='split'"
+        )
+    part = np.zeros(len(row_kind), dtype=np.int64)
+    part[firsts["t"].to_numpy()] = firsts.groupby("g", sort=False).cumcount().to_numpy() + 1
+    text = [_label_text(label) for label in labels]
+    new = [
+        f"{text[g]}/{part[t]}" if mixed[g] else text[g]
+        for g, t in zip(group_code.tolist(), row_kind.tolist(), strict=True)
+    ]
+    made = pd.DataFrame({"label": new, "g": group_code, "t": row_kind}).drop_duplicates("t")
+    named = made.drop_duplicates(["label", "g"])
+    clash = named["label"].duplicated(keep=False)
+    if clash.any():
+        label = named.loc[clash, "label"].iloc[0]
+        a, b = named.loc[named["label"] == label, "g"].iloc[:2]
+        raise ReleaseError(
+            f"groups {shorten(labels[a])} and {shorten(labels[b])} both read {label!r} once "
+            "the groups whose rows carry different cells are split; give them other labels"
+        )
+    split = {labels[g]: [] for g in np.flatnonzero(mixed).tolist()}
+    for label, g in made.loc[mixed[made["g"].to_numpy()], ["label", "g"]].itertuples(index=False):
+        split[labels[g]].append(label)
+    data = data.copy()
+    data[group] = pd.Series(new, index=data.index, dtype=object)
+    return data, split
 
 
 def check_population(population: pd.DataFrame, qi: Sequence[str], id_column: str) -> np.ndarray:

@@ -3,7 +3,9 @@
 Each release says who is in it: bucketized releases and generalized ones with a
 ``person`` column place every person in one group; a generalized release without one
 comes with a population table (the adversary's voter list: person id -> exact QI, Byun
-et al. Section 4.1), and each person may sit in any group whose QI cells cover theirs.
+et al. Section 4.1), and each person may sit in any group whose QI cells cover theirs (its
+groups are equivalence classes: :class:`~.generalized.Generalized` splits a group whose rows
+carry different cells); each person must fit a group and each row must fit a person.
 
 Variables, on the count scale, for a class c of interchangeable people (same QI, same
 candidate groups in every release):
@@ -92,15 +94,9 @@ def _placements(rels, pops) -> tuple[pd.DataFrame, pd.DataFrame]:
                     )
                 p = pop[qi].copy()
                 p["__pid"] = pop.index.to_numpy()
-                comp = rel.compatible(p, "__pid")
-                lost = set(p["__pid"]) - set(comp["__pid"])
-                if lost:
-                    pid = sorted(lost, key=str)[0]
-                    row = p.loc[p["__pid"] == pid].iloc[0]
-                    raise ReleaseError(
-                        f"person {pid!r} of release {r + 1}'s population fits no group of "
-                        f"the release: {rel.unfit_reason(row.to_dict())}"
-                    )
+                # the population lists the release's people: each fits a row, each row
+                # fits one of them
+                comp = rel.compatible(p, "__pid", every_row=True, where=f"release {r + 1}: ")
                 cands.append(
                     pd.DataFrame(
                         {

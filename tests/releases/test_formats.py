@@ -223,7 +223,8 @@ def test_compatible_with_arx_cells():
         }
     )
     pairs = release.compatible(people, "id").values.tolist()
-    assert pairs == [["a", 1], ["b", 1], ["c", 2], ["d", 2], ["e", 2]]
+    # each group's rows differ in sex: one class per row, each person in the class of theirs
+    assert pairs == [["a", "1/1"], ["b", "1/2"], ["c", "2/1"], ["d", "2/2"], ["e", "2/1"]]
 
 
 # -- each person's exact QI must be covered by their cell ---------------------------------
@@ -245,7 +246,8 @@ def test_uncovered_person_is_refused_with_person_column_value_and_cell():
     )
     population.loc["b", "zip"] = "02100"
     result = MaxEntModel(release, populations=[population]).solve()
-    assert result.person_posterior().loc["a", "Flu"] == pytest.approx(0.5, abs=1e-9)
+    # a's row (20-29, 021**, M) carries Flu: each row's cells belong to its own value
+    assert result.person_posterior().loc["a", "Flu"] == pytest.approx(1.0, abs=1e-9)
 
 
 def test_covered_by_exact_values_from_another_release():
@@ -268,7 +270,7 @@ def test_person_fitting_no_group_names_the_column_and_value():
     with pytest.raises(ReleaseError) as e:
         MaxEntModel(release, populations=[population])
     msg = one_line(e)
-    assert "person 'c' of release 1's population fits no group" in msg
+    assert "release 1: person 'c' of the population fits no group" in msg
     assert "no cell of column 'age' covers age 12" in msg
     population.loc["c", "age"] = 30
     population.loc["c", "sex"] = "X"
@@ -440,7 +442,7 @@ def test_cli_population_errors(files, tmp_path, capsys):
     moved.to_csv(bad, index=False)
     assert analyze(files["arx"], "--population", str(bad)) == 2
     err = capsys.readouterr().err
-    assert "person 'p000' of release 1's population fits no group" in err
+    assert "release 1: person 'p000' of the population fits no group" in err
     assert "no cell of column 'zip' covers zip '99999'" in err
     empty = tmp_path / "empty.csv"
     empty.write_text("")

@@ -183,11 +183,15 @@ def test_classes(fig2):
 
 
 def test_classes_of_mixed_groups():
-    frame = pd.DataFrame({"z": ["1", "2", "[3-4]"], "d": ["x", "y", "x"], "g": [1, 1, 2]})
+    """Rows of one group with different cells are separate classes (split); one cell
+    written two ways stays one class and shows both spellings."""
+    frame = pd.DataFrame(
+        {"z": ["1", "2", "[3-4]", "3-4"], "d": ["x", "y", "x", "z"], "g": [1, 1, 2, 2]}
+    )
     classes = Generalized(frame, ["z"], "d", "g").classes()
-    assert classes.loc[1, "z"] == ("1", "2")
-    assert classes.loc[2, "z"] == "[3-4]"
-    assert classes.loc[1, "d"] == ["x", "y"]
+    assert classes.index.tolist() == ["1/1", "1/2", "2"]
+    assert classes["z"].tolist() == ["1", "2", ("3-4", "[3-4]")]
+    assert classes["d"].tolist() == [["x"], ["y"], ["x", "z"]]
 
 
 # -- compatible --------------------------------------------------------------------------
@@ -226,7 +230,8 @@ def test_compatible_overlapping_and_mixed_groups():
         {"id": [1, 2, 3, 4, 5], "age": [27, 27, 40, 42, 50], "sex": ["M", "F", "F", "M", "M"]}
     )
     pairs = release.compatible(people, "id")
-    assert pairs.values.tolist() == [[1, "x"], [1, "y"], [2, "x"], [3, "z"], [4, "z"]]
+    # group z's rows carry different cells: two classes, each person in the one that fits
+    assert pairs.values.tolist() == [[1, "x"], [1, "y"], [2, "x"], [3, "z/1"], [4, "z/2"]]
     assert list(pairs.columns) == ["id", "g"]
 
 
@@ -264,10 +269,11 @@ def test_compatible_is_vectorized_enough():
         {"id": np.arange(n), "age": rng.integers(17, 90, n), "sex": rng.choice(["M", "F"], n)}
     )
     pairs = release.compatible(people, "id")
-    # spot-check against the scalar definition
+    # spot-check against the scalar definition (groups of rows with different cells are
+    # split: the release's frame holds the classes)
     sample = pairs.sample(200, random_state=0)
     for pid, g in sample.itertuples(index=False):
-        rows = frame[frame["g"] == g]
+        rows = release.frame[release.frame["g"] == g]
         person = people.loc[pid]
         assert any(
             covers(a, person["age"]) and covers(s, person["sex"])
@@ -300,10 +306,19 @@ def test_compatible_matches_the_scalar_definition(rows, people):
     release = Generalized(frame, ["x", "y"], "s", "g")
     population = pd.DataFrame(people, columns=["x", "y"]).assign(id=range(len(people)))
     got = {tuple(p) for p in release.compatible(population, "id").values.tolist()}
+    classes = release.frame[["x", "y", "g"]].itertuples(index=False)
     want = {
         (pid, g)
+        for cx, cy, g in classes
         for pid, (x, y) in enumerate(people)
-        for cx, cy, g in rows
         if covers(cx, x) and covers(cy, y)
     }
     assert got == want
+    # with a generalized cell ("auto" reads "split"), every class is one cell per column
+    # (up to spelling), each from the group it splits; exact values only: buckets
+    assert release.mixed_groups == ("split" if release.generalized else "bucket")
+    for _, part in release.frame.groupby("g"):
+        for col in ("x", "y"):
+            distinct = len({release.cell(col, raw).key() for raw in part[col]})
+            assert distinct == 1 or release.mixed_groups == "bucket"
+    assert {g.split("/")[0] for g in map(str, release.frame["g"])} == {str(g) for *_, g in rows}
