@@ -70,7 +70,9 @@ class MatchedRelease:
                 f"release {index} is a {type(release).__name__}, not a Generalized release"
             )
         idc = _id_column(population, release.qi, id_column)
-        ids, types, row_type, person_pos, type_no = release.match(population, idc)
+        ids, types, row_type, person_pos, type_no = release.match(
+            population, idc, where=f"release {index}: "
+        )
         n = release.n_records
         if len(ids) != n:
             raise ReleaseError(
