@@ -145,3 +145,21 @@ def test_history_guided_keeps_buckets_and_fills_slots():
     assert pooled.loc[1, "Flu"] == pytest.approx(alone.loc[1, "Flu"], abs=1e-9)
     indep = rebucketize(d2, ["gender", "zip"], "disease", 3, person="pseudonym")
     assert indep.n_records == 12 and indep.person == "pseudonym"
+
+
+def test_posterior_by_group_of_pooled_releases(releases):
+    """P(S | QI, groups): a class's groups across releases ("r1:1, r2:2") are the key;
+    rows sum to 1 and a class of one person gives that person's posterior."""
+    model = MaxEntModel(list(releases))
+    result = model.solve()
+    table = result.posterior(by="group")
+    assert table.index.names == ["gender", "zip", "groups"]
+    assert np.allclose(table.sum(axis=1), 1.0)
+    classes = model.structure.classes
+    people = result.person_posterior()
+    single = classes[classes["n"] == 1]
+    assert len(single)
+    for cls, row in single.iterrows():
+        person = model.structure.person_class.index[model.structure.person_class == cls][0]
+        key = (row["gender"], row["zip"], row["groups"])
+        assert np.allclose(table.loc[key].to_numpy(), people.loc[person, table.columns].to_numpy())
