@@ -695,14 +695,32 @@ class MaxEntModel:
     ) -> pd.DataFrame:
         """The lowest and highest value of every posterior over all tables the model
         allows (data and hard facts; soft facts are left out), each with a dual
-        certificate; ``exact=True`` over possible worlds (integral tables). Impossible
-        values are shown as 0/0. See :func:`maxent_privacy.bounds.bounds`.
+        certificate; ``exact=True`` over possible worlds (integral tables), per side
+        (``lower_exact``, ``upper_exact``). Impossible values are shown as 0/0.
+        ``time_limit`` (seconds, default 60) bounds the whole call. See
+        :func:`maxent_privacy.bounds.bounds`.
+
+        ``by``: None (P(s | QI value)), "group" (P(s | QI value, group)), "person" (the
+        individual: the probability that this person holds s; with ``exact=True`` 1 where
+        some world gives it to them, ``possible``, and where every world does,
+        ``certain``) or "class" (per person, the share of their record class that holds
+        s).
 
         >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
         >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(),
-        ...     qi=["gender", "degree"], sa="disease", group="bucket"))
+        ...     qi=["gender", "degree"], sa="disease", group="bucket", person="name"))
         >>> model.bounds().loc[("male", "college", "Flu"), ["lower", "upper"]].tolist()
         [0.0, 0.6666666666666666]
+
+        With men known not to have breast cancer, at least one of Allen and Brian (bucket
+        1's two male college graduates, one record class) has one of its two Flu: their
+        class's share is at least 1/2, yet each of them may be the one without it.
+
+        >>> model.add(model.P("Breast Cancer", gender="male") == 0)
+        >>> model.bounds(by="class").loc[("Allen", "Flu"), ["lower", "upper"]].tolist()
+        [0.5, 1.0]
+        >>> model.bounds(by="person").loc[("Allen", "Flu"), ["lower", "upper"]].tolist()
+        [0.0, 1.0]
         """
         from .bounds.intervals import bounds
 

@@ -103,10 +103,27 @@ def breaches(
     >>> breaches(model.solve(), 0.99, by="person")["person"].tolist()
     ['Cathy', 'Grace']
 
-    ``worst_case=True`` counts by the *upper bound* of the posterior over every table the
-    model allows (:meth:`Result.bounds`; ``options`` go there, e.g. ``exact=True``)
-    instead of the maximum-entropy estimate, and adds ``lower`` and ``upper`` columns;
-    ``by="person"`` then works too (one row per person and value).
+    ``worst_case=True`` counts by the *upper bound* over every table the model allows
+    (:meth:`Result.bounds`; ``options`` go there, e.g. ``exact=True``) instead of the
+    maximum-entropy estimate, and adds ``lower`` and ``upper`` columns. Which quantity is
+    bounded follows ``by``: with None or "group" the posterior of the row (a share of its
+    records); with ``by="person"`` **the individual**: one row per person and value whose
+    own probability of holding it can reach ``threshold`` (``upper`` = min(1, the most
+    records of their class that can hold it); with ``exact=True``, 1 when some possible
+    world gives it to them); ``by="class"`` gives, per person, their record class's share
+    instead. At most one of bucket 1's three men has Pneumonia, so at most half of
+    Allen and Brian's class does; but Allen himself may be the one:
+
+    >>> result = model.solve()
+    >>> worst = breaches(result, 0.99, by="person", worst_case=True)
+    >>> worst[worst["person"] == "Allen"][["disease", "lower", "upper"]]
+         disease  lower  upper
+    2        Flu    0.0    1.0
+    9  Pneumonia    0.0    1.0
+    >>> share = breaches(result, 0.99, by="class", worst_case=True)
+    >>> share[share["person"] == "Allen"][["disease", "lower", "upper"]]
+      disease  lower  upper
+    2     Flu    0.5    1.0
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
@@ -157,14 +174,14 @@ def person_risk(result, values=None, exact: bool = False, **options) -> pd.DataF
 
     One row per person (``result.person_posterior()``'s people): ``value``, the sensitive
     value whose upper bound is highest (ties: the likelier under maximum entropy), and for
-    it ``maxent``, ``lower`` and ``upper`` (:meth:`Result.bounds` with ``by="person"``;
-    ``exact=True`` over possible worlds, adding ``exact``), then ``max_maxent``, the
-    largest maximum-entropy posterior of the person. Worst first (``upper``, then
-    ``maxent``).
+    it ``maxent``, ``lower`` and ``upper``: the bounds of the person's own probability
+    of holding it (:meth:`Result.bounds` with ``by="person"``, the individual; ``exact=True``
+    over possible worlds, adding ``exact``), then ``max_maxent``, the largest
+    maximum-entropy posterior of the person. Worst first (``upper``, then ``maxent``).
 
-    People whom nothing tells apart (same QI value and groups: one record class) share
-    their class's bounds: Allen and Brian below are the two male college graduates of
-    bucket 1, which holds Flu twice, so at least one of them has it (lower 0.5 each).
+    Allen and Brian below are the two male college graduates of bucket 1, which holds
+    Flu twice among its three men: at least one of them has it (their class's share is at
+    least 0.5: ``by="class"``), but each of them may escape it (lower 0).
 
     >>> from maxent_privacy import Bucketized, MaxEntModel, datasets, metrics
     >>> release = Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
@@ -176,8 +193,8 @@ def person_risk(result, values=None, exact: bool = False, **options) -> pd.DataF
     person         value  maxent  lower  upper  max_maxent
      Cathy Breast Cancer   1.000    1.0    1.0       1.000
      Grace Breast Cancer   1.000    1.0    1.0       1.000
-     Allen           Flu   0.667    0.5    1.0       0.667
-     Brian           Flu   0.667    0.5    1.0       0.667
+     Allen           Flu   0.667    0.0    1.0       0.667
+     Brian           Flu   0.667    0.0    1.0       0.667
     """
     frame = result.bounds(by="person", values=values, exact=exact, **options)
     if frame.empty:

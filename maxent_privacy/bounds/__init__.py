@@ -1,8 +1,9 @@
 """Bounds: the worst case beside the maximum-entropy estimate.
 
 Over every table the model allows, how low and how high can each posterior go, and what is
-possible or certain in every possible world? One module per method, composed by the public
-:func:`bounds`. A new way of bounding posteriors goes here as a new method module.
+possible or certain for each person in every possible world? One module per method,
+composed by the public :func:`bounds`. A new way of bounding posteriors goes here as a new
+method module.
 
 Modules:
 
@@ -12,6 +13,8 @@ Modules:
 - ``lp``: linear programs with certificates (HiGHS), the time budget, the run's stats and
   the steps of a component's LP work
 - ``worlds``: possible worlds by mixed-integer programs (``exact=True``)
+- ``frame``: the frame's rows read off the count bounds: shares (``by=None``, ``"group"``,
+  ``"class"``) or individuals (``by="person"``), with their certificates
 - ``intervals``: the public :func:`bounds`, :func:`relaxation_gap`, :func:`maxent_column`;
   the order of a component's steps, the conic pieces and the assembly of the frame
 """

@@ -64,11 +64,15 @@ class Pieces:
     hi_exact: np.ndarray = field(default=None)
     lp_lo: np.ndarray = field(default=None)
     lp_hi: np.ndarray = field(default=None)
+    # the extremes that the possible worlds seen reach (exact=True; -inf/inf: none seen)
+    world_lo: np.ndarray = field(default=None)
+    world_hi: np.ndarray = field(default=None)
 
     def __post_init__(self):
         n = len(self.target)
         for name in ("lo", "hi", "lp_lo", "lp_hi"):
             setattr(self, name, np.full(n, np.nan))
+        self.world_lo, self.world_hi = np.full(n, np.inf), np.full(n, -np.inf)
         for name in ("lo_gap", "hi_gap", "lo_viol", "hi_viol"):
             setattr(self, name, np.zeros(n))
         self.method = np.zeros(n, dtype=np.int8)
@@ -129,6 +133,8 @@ def _closed_form(pieces: Pieces, sel: np.ndarray, A, b, kind, lab) -> np.ndarray
     pieces.lo[done] = np.maximum(0.0, n_c + n_s - B)[single]
     pieces.lp_hi[done] = pieces.hi[done]
     pieces.lp_lo[done] = pieces.lo[done]
+    pieces.world_hi[done] = pieces.hi[done]  # integral tables reach both ends
+    pieces.world_lo[done] = pieces.lo[done]
     pieces.method[done] = 0
     settled = np.zeros(len(sel), dtype=bool)
     settled[np.isin(sel, done)] = True

@@ -28,11 +28,17 @@ them is still allowed, so they are left out of the bounds.
 ``exact=True`` bounds the probabilities over *integral* tables instead: the adversary's
 possible worlds (every assignment of values to people consistent with the releases and the
 facts). The LP relaxation is sound but not exact when several releases are pooled or
-people are singled out (see :func:`relaxation_gap`); the integer programs are HiGHS MILPs,
-time-boxed by ``time_limit``. Facts are then read as statements about the true table (they
-must hold in every possible world); a probability fact that no integral table satisfies
-leaves the LP bound in place. A bound whose integer program ran out of time is the LP
-bound, with ``exact`` False.
+people are singled out (see :func:`relaxation_gap`); the integer programs are HiGHS MILPs.
+Facts are then read as statements about the true table (they must hold in every possible
+world); a probability fact that no integral table satisfies leaves the LP bound in place.
+A bound whose integer program ran out of time is the LP bound, with ``lower_exact`` or
+``upper_exact`` False.
+
+``time_limit`` bounds the whole call: the LP phase first (a bound it does not reach keeps
+a trivial but sound one, method "time limit"), then the integer programs in the time left.
+
+Rows are shares of records (``by=None``, ``"group"``, ``"class"``) or individuals
+(``by="person"``), read off the same count bounds (:mod:`~maxent_privacy.bounds.frame`).
 
 >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
 >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
@@ -46,7 +52,6 @@ bound, with ``exact`` False.
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -54,6 +59,7 @@ import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
 from .closed_form import Pieces, closed_pieces, components, cut_pieces
+from .frame import CERTIFIED, METHODS, assemble
 from .lp import (
     ATTAIN,
     INTEGRAL,
@@ -89,21 +95,22 @@ __all__ = [
     "relaxation_gap",
 ]
 
-#: a bound is ``certified`` when its gap and dual violation are at most this (probability)
-CERTIFIED = 1e-6
 #: components smaller than this (cells) are solved together in one LP
 BATCH = 2000
 
 
 # ---------------------------------------------------------------- per component
-def _lp_component(pieces: Pieces, idx, cols, rows, exact, budget, stats, rng) -> None:
+def _lp_component(pieces: Pieces, idx, cols, rows, exact, budget, stats, rng):
     """Bounds of the pieces ``idx`` of one component with linear facts (see the module
     docstring for the order: forced zeros, tables seen, aggregated objectives, one LP per
-    bound; then, with ``exact``, integral tables)."""
+    bound). Returns, with ``exact``, the step that settles them over integral tables
+    (run once every component has its LP bounds), else None. Bounds the time limit cut
+    are closed soundly (:meth:`Open.close_open`), method "time limit", not exact."""
     E, e, ekind, G, g = rows
     n = len(cols)
     u, arg, data = cell_caps(E, e, ekind)
     lp = LP(E, e, G, g, u)
+    lp.budget = budget
     Pl = sp.csr_array(pieces.P[idx][:, cols])
     seen = Seen(Pl, (E, e, G, g), exact, stats)
     solve = lp_solver(lp, seen, stats)
@@ -119,21 +126,48 @@ def _lp_component(pieces: Pieces, idx, cols, rows, exact, budget, stats, rng) ->
     pinned_lower_bounds(op, Pl, E, e, ekind, Z, w, zero_bound, zero_viol)
     todo_hi = np.flatnonzero(~in_z)
     if len(todo_hi):
-        op.U[todo_hi], op.U_v[todo_hi] = covers(Pl[todo_hi], E, e, ekind, u, arg, data)
+        op.U[todo_hi], op.U_v[todo_hi] = covers(Pl[todo_hi], E, e, ekind, u, arg, data, budget)
     op.settle(seen, stats)
 
     # 3. aggregated objectives; 4. one LP per bound left
     aggregated_lps(op, Pl, solve, seen, stats, rng)
     lp_per_bound(op, Pl, lp, solve, seen, stats)
 
+    cut = op.close_open(seen)
     store_lp(pieces, idx, op)
     if exact:
+        pieces.world_hi[idx], pieces.world_lo[idx] = seen.int_hi, seen.int_lo
+    if cut.any():
+        stats.cut += int(cut.sum())
+        pieces.method[idx[cut]] = 3
+        pieces.lo_exact[idx] = pieces.hi_exact[idx] = False
+        return None
+    if not exact:
+        return None
+
+    def settle_integral():
         integral(pieces, idx, Pl, (E, e, G, g, u), Z, seen.int_hi, seen.int_lo, budget, stats, rng)
+        pieces.world_hi[idx], pieces.world_lo[idx] = seen.int_hi, seen.int_lo
+
+    return settle_integral
 
 
-def _convex_pieces(model, pieces: Pieces, idx, A, b, facts, solver: str) -> None:
+def _not_reached(pieces: Pieces, idx, stats) -> None:
+    """Pieces whose LP work the time limit prevented: the trivial bounds (0 below, ``inf``
+    above: 1 once a probability), method "time limit", no certificate, not exact."""
+    pieces.lo[idx] = pieces.lp_lo[idx] = 0.0
+    pieces.hi[idx] = pieces.lp_hi[idx] = np.inf
+    pieces.lo_gap[idx] = pieces.hi_gap[idx] = np.inf
+    pieces.lo_viol[idx] = pieces.hi_viol[idx] = np.inf
+    pieces.method[idx] = 3
+    pieces.lo_exact[idx] = pieces.hi_exact[idx] = False
+    stats.cut += len(idx)
+
+
+def _convex_pieces(model, pieces: Pieces, idx, A, b, facts, solver: str, budget, stats) -> None:
     """Pieces of components with non-linear convex facts: one conic program per bound
-    (cvxpy, the objective a parameter so the problem compiles once)."""
+    (cvxpy, the objective a parameter so the problem compiles once); those the time limit
+    does not reach keep the trivial bounds."""
     import cvxpy as cp
 
     from ..errors import SolverFailed
@@ -149,7 +183,12 @@ def _convex_pieces(model, pieces: Pieces, idx, A, b, facts, solver: str) -> None
         elif f.sense == "convex":
             cons.append(f.constraint)
     prob = cp.Problem(cp.Minimize(c @ x), cons)
-    for i in idx:
+    for k, i in enumerate(idx):
+        if budget.left() <= 0:
+            budget.ran_out = True
+            _not_reached(pieces, idx[k:], stats)
+            idx = idx[:k]
+            break
         row = pieces.P[[i]].toarray().ravel()
         for sense in ("lo", "hi"):
             c.value = row if sense == "lo" else -row
@@ -175,9 +214,6 @@ def _convex_pieces(model, pieces: Pieces, idx, A, b, facts, solver: str) -> None
 
 
 # ---------------------------------------------------------------- public API
-METHODS = np.array(["closed form", "LP", "conic"], dtype=object)
-
-
 def bounds(
     model,
     by: str | None = None,
@@ -192,34 +228,38 @@ def bounds(
     Parameters
     ----------
     model : MaxEntModel
-    by : None, "group" or "person"
-        What the probabilities are about, as in ``Result.posterior()`` (P(s | QI value)),
-        ``posterior(by="group")`` (P(s | QI value, group)) and ``person_posterior()``
-        (P(s | person); releases with a person column, pooled releases, individuals
-        singled out with ``model.person``). People whom nothing tells apart (one record
-        class: same QI value and groups) share their class's share x[c, s] / n_c: with
-        ``exact=True`` a value is *possible* for such a person when ``upper`` > 0 (some
-        world gives it to one of them, hence, by symmetry, to this one) and *certain*
-        when ``lower`` is 1.
+    by : None, "group", "person" or "class"
+        What a row is about. None: P(s | QI value) (``Result.posterior()``); "group":
+        P(s | QI value, group). "person": **the individual**, the probability that this
+        one person holds s (releases with a person column, pooled releases, people
+        singled out with ``model.person``); with ``exact=True``, upper 1 when some
+        possible world gives them s (else 0) and lower 1 when every world does (else 0),
+        also in words: ``possible`` and ``certain``. "class": one row per person too,
+        but the share of their record class (people with the same QI value and groups)
+        that holds s, x[c, s] / n_c (what ``by="person"`` gave before; the person
+        posterior of maximum entropy is this share). Both follow from the class's counts
+        (:mod:`~maxent_privacy.bounds.frame`): upper = min(1, U_c), lower = max(0, L_c -
+        (n_c - 1)) for an individual of a class of n_c.
     values : value or list, optional
         Only these sensitive values (default: all).
     exact : bool
         Bounds over integral tables (possible worlds: every assignment of values to people
         consistent with the releases and the facts, read as statements about the true
-        table) instead of the LP relaxation. The frame then also has ``lp_lower`` and
-        ``lp_upper`` (the relaxation) and ``exact``. The LP bound rounded inwards is
-        exact once a verified integral table reaches it (our own check); the rest is
-        settled by HiGHS integer programs (``highspy``), whose optimality and
-        infeasibility proofs are HiGHS's. When no integral table satisfies the facts
-        (say P(Flu | male) = 0.3 of 6 men), a warning says so and every bound is the LP's.
+        table) instead of the LP relaxation; adds ``lp_lower`` and ``lp_upper`` (the
+        relaxation) and ``lower_exact``, ``upper_exact`` (that side proved over integral
+        tables; a side not proved keeps the LP bound) and ``exact`` (both). The LP bound
+        rounded inwards is exact once a verified integral table reaches it; the rest is
+        settled by HiGHS integer programs. Without any integral table (facts no count of
+        records meets), a warning says so and every bound is the LP's.
     time_limit : float
-        Seconds the integer programs may take in all (``exact=True``); a bound whose
-        integer program did not finish keeps the LP bound and ``exact`` False.
+        Seconds the whole call may take: LPs and integer programs stop at it (the integer
+        programs run once every LP bound is found, in the time left). A bound the LP
+        phase did not reach is the trivial one (0 below; a cover, else 1, above), with
+        ``method`` "time limit", not certified nor exact, and a warning says how many.
     solver : str
         cvxpy solver for components with non-linear convex facts.
     seed : int
-        Seeds the random weights of the aggregated objectives (the bounds do not depend on
-        it, only the route to them).
+        Seeds the aggregated objectives' random weights (the route, not the bounds).
 
     Returns
     -------
@@ -227,26 +267,36 @@ def bounds(
         Indexed like ``posterior().stack()`` (the QI columns, the group with
         ``by="group"``, or ``person``; then the sensitive value), with columns
 
-        * ``lower``, ``upper``: the bounds (probabilities). A value that no table gives
-          (not in the row's buckets: a Zero-invariant) is shown as 0/0, with ``method``
-          "impossible"; every (row, value) pair is in the frame;
-        * ``records`` (not with ``by="person"``): how many records the row is about;
-        * ``method``: "closed form" (buckets no fact touches), "LP", "conic" (non-linear
-          convex facts), "impossible";
-        * ``certified``: the bound's dual certificate passed our check (``gap`` and
-          ``dual_violation`` at most 1e-6); closed forms are exact by construction, conic
-          bounds are the solver's word (False);
+        * ``lower``, ``upper``: the bounds (probabilities). A value that no table gives is
+          0/0, with ``method`` "impossible"; every (row, value) pair is in the frame;
+        * ``records`` (by None or "group"): how many records the row is about;
+        * ``method``: "closed form", "LP", "conic" (non-linear convex facts), "time
+          limit", "impossible";
+        * ``certified``: the dual certificate passed our check (``gap`` and
+          ``dual_violation`` at most 1e-6; conic bounds: False); an individual's is their
+          class count bound's (in records; 0 where the bound is the trivial 1 or 0);
         * ``gap``: the larger, over the two bounds, of |attained value - dual bound|;
-          ``dual_violation``: the larger sign violation of the dual points (probability);
-        * with ``exact=True``: ``exact`` (both bounds proved over integral tables),
-          ``lp_lower``, ``lp_upper``.
+          ``dual_violation``: the larger sign violation of the dual points;
+        * with ``exact=True``: see ``exact`` above.
 
         ``.attrs["certificate"]`` sums up: largest gap and violation, LPs and integer
-        programs run, bounds settled without an LP of their own, cells proved 0, seconds.
+        programs, bounds settled without an LP, cells proved 0, rows cut, seconds.
 
-    Soft facts are left out (a penalty is not a wall). Facts on no cell must hold as
-    constants.
+    >>> import pandas as pd
+    >>> from maxent_privacy import Bucketized, MaxEntModel
+    >>> rel = [Bucketized(pd.DataFrame({"pid": m, "q": "x", "g": 1, "s": list("abbccc")}),
+    ...                   qi=["q"], sa="s", group="g", person="pid")
+    ...        for m in ([3, 4, 5, 6, 0, 1], [3, 4, 5, 6, 1, 2], [3, 4, 5, 6, 0, 2])]
+    >>> b = bounds(MaxEntModel(rel), by="person", exact=True).xs("a", level="s")
+    >>> b.loc[[0, 3], ["lower", "upper", "possible", "certain", "lp_upper"]]
+            lower  upper  possible  certain  lp_upper
+    person...
+    0         0.0    0.0     False    False       0.5
+    3         0.0    1.0      True    False       1.0
+
+    Soft facts are left out (a penalty is not a wall).
     """
+    budget = Budget(time_limit)
     t0 = time.perf_counter()
     tg = targets(model, by, values)
     A, b, kind = data_rows(model)
@@ -255,16 +305,15 @@ def bounds(
     pieces = cut_pieces(tg.T, lab)
     has_lin, has_cvx = _fact_components(lab, hard)
     stats = Stats()
-    budget = Budget(time_limit)
     rng = np.random.default_rng(seed)
     closed = closed_pieces(pieces, has_lin | has_cvx, A, b, kind, lab)
     cvx = has_cvx[pieces.comp]
     if cvx.any():
-        _convex_pieces(model, pieces, np.flatnonzero(cvx), A, b, hard, solver)
+        _convex_pieces(model, pieces, np.flatnonzero(cvx), A, b, hard, solver, budget, stats)
     lp_pieces = np.flatnonzero(~closed & ~cvx)
     if len(lp_pieces):
         _lp_pieces(pieces, lp_pieces, lab, (A, b, kind), hard, exact, budget, stats, rng)
-    return _assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
+    return assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
 
 
 def _hard_facts(model) -> list:
@@ -320,84 +369,22 @@ def _lp_pieces(pieces, lp_pieces, lab, data, hard, exact, budget, stats, rng) ->
     # small components share one LP (independent blocks: each bound's objective
     # lives in its own block), which saves the per-LP overhead
     size = starts[comps + 1] - starts[comps]
+    steps = []
     for batch in _lp_batches(comps, size):
-        cols = np.concatenate([order[starts[j] : starts[j + 1]] for j in batch])
         idx = np.concatenate([pieces_of[j] for j in batch])
+        if budget.left() <= 0:  # the time limit cut the LP phase: trivial bounds
+            budget.ran_out = True
+            _not_reached(pieces, idx, stats)
+            continue
+        cols = np.concatenate([order[starts[j] : starts[j + 1]] for j in batch])
         fs = [f for j in batch for f in facts_of.get(j, [])]
         rows = component_rows(cols, A, b, kind, fs)
-        _lp_component(pieces, idx, cols, rows, exact, budget, stats, rng)
-
-
-def _assemble(model, tg, pieces, stats, budget, exact, seconds) -> pd.DataFrame:
-    nt = tg.T.shape[0]
-    t = pieces.target
-
-    def total(v):
-        return np.bincount(t, weights=v, minlength=nt)
-
-    def worst(v):
-        out = np.zeros(nt)
-        np.maximum.at(out, t, np.nan_to_num(v, nan=np.inf))
-        return out
-
-    lo, hi = total(pieces.lo), total(pieces.hi)
-    lp_lo, lp_hi = total(pieces.lp_lo), total(pieces.lp_hi)
-    gap = np.maximum(total(pieces.lo_gap), total(pieces.hi_gap))
-    gap = np.where(np.isnan(gap), np.inf, gap)
-    viol = np.maximum(worst(pieces.lo_viol), worst(pieces.hi_viol))
-    method = np.zeros(nt, dtype=np.int8)
-    np.maximum.at(method, t, pieces.method)
-    bad = np.zeros(nt)
-    np.add.at(bad, t, (~pieces.lo_exact | ~pieces.hi_exact).astype(float))
-    den = tg.den
-    base = tg.base
-    on = base >= 0
-    bi = np.where(on, base, 0)
-
-    def out(v, fill=0.0):
-        return np.where(on, v[bi], fill)
-
-    lower = np.clip(out(lo / den), 0.0, 1.0)
-    upper = np.clip(out(hi / den), 0.0, 1.0)
-    frame = pd.DataFrame({"lower": lower, "upper": upper}, index=tg.index)
-    if tg.classes is None:
-        frame["records"] = tg.records
-    gap_p = out(gap / den)
-    viol_p = out(viol / den)
-    meth = np.where(on, METHODS[method[bi]], "impossible")
-    frame["method"] = meth
-    frame["certified"] = (gap_p <= CERTIFIED) & (viol_p <= CERTIFIED) & (meth != "conic")
-    frame["gap"] = np.where(np.isinf(gap_p), np.nan, gap_p)
-    frame["dual_violation"] = np.where(np.isinf(viol_p), np.nan, viol_p)
-    if exact:
-        # no integral table in some component: the model has no possible world at all
-        frame["exact"] = np.where(on, bad[bi] == 0, True) & (not stats.no_world)
-        frame["lp_lower"] = np.clip(out(lp_lo / den), 0.0, 1.0)
-        frame["lp_upper"] = np.clip(out(lp_hi / den), 0.0, 1.0)
-    counts = pd.Series(pieces.method).value_counts()
-    frame.attrs["certificate"] = {
-        "max_gap": float(np.nanmax(frame["gap"], initial=0.0)),
-        "max_dual_violation": float(np.nanmax(frame["dual_violation"], initial=0.0)),
-        "all_certified": bool(frame["certified"].all()),
-        "closed_form_pieces": int(counts.get(0, 0)),
-        "lp_pieces": int(counts.get(1, 0)),
-        "conic_pieces": int(counts.get(2, 0)),
-        "lps": stats.lps,
-        "settled_without_own_lp": stats.pool_hits,
-        "cells_proved_zero": stats.zero_cells,
-        "milps": stats.milps,
-        "worlds_seen": stats.worlds,
-        "time_limit_reached": bool(exact and budget.ran_out),
-        "no_integral_world": bool(stats.no_world),
-        "seconds": seconds,
-    }
-    if exact and stats.no_world:
-        warnings.warn(
-            "no integral table satisfies the facts in some components (probability facts "
-            "that no count of records meets?): their bounds are the LP relaxation's",
-            stacklevel=3,
-        )
-    return frame
+        step = _lp_component(pieces, idx, cols, rows, exact, budget, stats, rng)
+        if step is not None:
+            steps.append(step)
+    # possible worlds once every LP bound is found, in the time left
+    for step in steps:
+        step()
 
 
 def relaxation_gap(model, values=None, time_limit: float = 60.0, frame=None) -> pd.DataFrame:
@@ -408,8 +395,9 @@ def relaxation_gap(model, values=None, time_limit: float = 60.0, frame=None) -> 
     that the relaxation leaves possible for a person (``lp_upper`` > 0) while every
     integral assignment consistent with the releases and the facts rules it out (exact
     upper bound 0, proved). ``frame`` reuses a ``bounds(model, by="person", exact=True)``
-    frame. ``.attrs["undecided"]`` counts the pairs whose integer program ran out of time
-    (``time_limit`` seconds in all), so the list may miss some.
+    frame (or ``by="class"``: the same pairs). ``.attrs["undecided"]`` counts the pairs
+    whose upper bound was not proved (``time_limit`` seconds in all), so the list may
+    miss some.
 
     >>> import pandas as pd
     >>> from maxent_privacy import Bucketized, MaxEntModel
@@ -425,17 +413,19 @@ def relaxation_gap(model, values=None, time_limit: float = 60.0, frame=None) -> 
         frame = bounds(model, by="person", values=values, exact=True, time_limit=time_limit)
     elif "exact" not in frame.columns:
         raise ValueError("frame must come from bounds(..., by='person', exact=True)")
+    proved = frame["upper_exact"] if "upper_exact" in frame else frame["exact"]
     allowed = frame["lp_upper"] > CERTIFIED
-    gap = frame[allowed & frame["exact"] & (frame["upper"] <= 0)]
+    gap = frame[allowed & proved & (frame["upper"] <= 0)]
     out = gap[["lp_lower", "lp_upper"]].copy()
-    out.attrs["undecided"] = int((allowed & ~frame["exact"]).sum())
+    out.attrs["undecided"] = int((allowed & ~proved).sum())
     out.attrs["pairs"] = int(allowed.sum())
     return out
 
 
 def maxent_column(result, frame: pd.DataFrame, by) -> np.ndarray:
-    """The maximum-entropy estimate aligned with a bounds frame."""
-    if by == "person":
+    """The maximum-entropy estimate aligned with a bounds frame (``by="person"`` and
+    ``"class"``: the person posterior, which is the class's share)."""
+    if by in ("person", "class"):
         post = result.person_posterior().stack()
         return post.reindex(frame.index).fillna(0.0).to_numpy(dtype=float)
     keys = list(frame.index.names)

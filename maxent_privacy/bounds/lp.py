@@ -6,7 +6,9 @@ The steps that settle a component's bounds: cells no table makes positive
 (:func:`zero_cells`), bounds proved without an LP of their own (:func:`zero_upper_bounds`,
 :func:`pinned_lower_bounds`, the covers of :func:`covers`, the tables seen by
 :class:`Seen`), aggregated objectives and one LP per bound left. Also the time
-:class:`Budget` of the integer programs and the :class:`Stats` of a run.
+:class:`Budget` of a whole :func:`~maxent_privacy.bounds.intervals.bounds` call (each LP
+and integer program stops at it; the steps check it between programs) and the
+:class:`Stats` of a run.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ class LP:
         self.h = h
         self.cost = np.zeros(self.n)
         self.warm = False
+        self.budget = None  # a Budget: each run stops at its end ("time")
 
     def set_cost(self, c) -> None:
         diff = np.flatnonzero(c != self.cost)
@@ -101,10 +104,18 @@ class LP:
 
     def solve(self, c, cold: bool = False):
         """Minimize ``c'x``; returns (status, x, row duals, objective) (status "optimal",
-        "infeasible" or the solver's word). Warm: primal simplex from the last basis (fast
-        when the objective moved a little); ``cold``: dual simplex from scratch (faster
-        after a change of the whole objective on large degenerate components)."""
+        "infeasible", "time" when the :attr:`budget` ran out, or the solver's word). Warm:
+        primal simplex from the last basis (fast when the objective moved a little);
+        ``cold``: dual simplex from scratch (faster after a change of the whole objective on
+        large degenerate components)."""
         hs = self.highspy
+        if self.budget is not None:
+            left = self.budget.left()
+            if left <= 0:
+                self.budget.ran_out = True
+                return "time", None, None, np.nan
+            # HiGHS counts a model's run time over all its runs: the limit is cumulative
+            self.h.setOptionValue("time_limit", self.h.getRunTime() + float(left))
         self.set_cost(c)
         if cold and self.warm:
             self.h.clearSolver()
@@ -123,18 +134,23 @@ class LP:
             return "optimal", x, y, float(c @ x)
         if status in (hs.HighsModelStatus.kInfeasible, hs.HighsModelStatus.kUnboundedOrInfeasible):
             return "infeasible", None, None, np.nan  # (bounded: every cell is in a data row)
-        if self.warm:  # try once more from scratch
+        if self.warm and status != hs.HighsModelStatus.kTimeLimit:  # once more from scratch
             self.h.clearSolver()
             self.h.setOptionValue("simplex_strategy", 1)
             self.h.setOptionValue("presolve", "on")
             self.warm = False
             self.h.run()
-            if self.h.getModelStatus() == hs.HighsModelStatus.kOptimal:
+            status = self.h.getModelStatus()
+            if status == hs.HighsModelStatus.kOptimal:
                 self.warm = True
                 sol = self.h.getSolution()
                 x = np.asarray(sol.col_value)
                 return "optimal", x, np.asarray(sol.row_dual), float(c @ x)
-        return self.h.modelStatusToString(self.h.getModelStatus()), None, None, np.nan
+        if status == hs.HighsModelStatus.kTimeLimit:
+            if self.budget is not None:
+                self.budget.ran_out = True
+            return "time", None, None, np.nan
+        return self.h.modelStatusToString(status), None, None, np.nan
 
     def lower_certificate(self, c, y):
         """Our check of a dual point for ``min c'x``: (dual bound valid for every table,
@@ -155,7 +171,8 @@ class LP:
 
 
 class Budget:
-    """What the integer programs may still spend (seconds), and whether it ran out."""
+    """What a :func:`~maxent_privacy.bounds.intervals.bounds` call may still spend
+    (seconds, from its start: the LPs and the integer programs), and whether it ran out."""
 
     def __init__(self, seconds: float):
         self.end = time.perf_counter() + float(seconds)
@@ -173,6 +190,7 @@ class Stats:
         self.zero_cells = 0
         self.worlds = 0
         self.no_world = []  # components where no integral table satisfies the facts
+        self.cut = 0  # pieces whose LP bounds the time limit left trivial
 
 
 def component_rows(cols, A, b, kind, facts):
@@ -227,9 +245,10 @@ def cell_caps(E, e, ekind):
     return u, arg, data
 
 
-def covers(Pl: sp.csr_array, E, e, ekind, u, arg, data):
+def covers(Pl: sp.csr_array, E, e, ekind, u, arg, data, budget=None):
     """An upper-bound certificate per piece: data rows covering its cells (y = 1 on them,
-    A'y >= 1 on the piece, >= 0 elsewhere), chosen greedily by cost per new cell."""
+    A'y >= 1 on the piece, >= 0 elsewhere), chosen greedily by cost per new cell. Pieces
+    not reached when the ``budget`` runs out get no cover (bound ``inf``)."""
     n_p = Pl.shape[0]
     D = sp.csr_array(E[data])
     DT = sp.csc_array(D)
@@ -237,6 +256,11 @@ def covers(Pl: sp.csr_array, E, e, ekind, u, arg, data):
     bound = np.zeros(n_p)
     for p in range(n_p):
         J = Pl.indices[Pl.indptr[p] : Pl.indptr[p + 1]]
+        if budget is not None and p % 64 == 0 and budget.left() <= 0:
+            budget.ran_out = True
+            rows_of += [[] for _ in range(p, n_p)]
+            bound[p:] = np.inf
+            break
         if len(J) == 1:
             r = arg[J[0]]
             rows_of.append([r] if r >= 0 else [])
@@ -350,6 +374,21 @@ class Open:
         stats.pool_hits += int(hit.sum() + low.sum())
         return int(hit.sum() + low.sum())
 
+    def close_open(self, seen: Seen) -> np.ndarray:
+        """The bounds still open when the time ran out, closed soundly: 0 below, the cover
+        (``inf`` without one) above, their gaps to the tables seen (``inf`` without one).
+        Returns the mask of the pieces closed so."""
+        hi, lo = np.isnan(self.hi_val), np.isnan(self.lo_val)
+        self.hi_val[hi] = self.U[hi]
+        self.hi_gap[hi] = np.where(
+            np.isfinite(seen.best_hi[hi]), self.U[hi] - seen.best_hi[hi], np.inf
+        )
+        self.hi_v[hi] = np.where(np.isfinite(self.U[hi]), self.U_v[hi], np.inf)
+        self.lo_val[lo] = 0.0
+        self.lo_gap[lo] = np.where(np.isfinite(seen.best_lo[lo]), seen.best_lo[lo], np.inf)
+        self.lo_v[lo] = 0.0
+        return hi | lo
+
 
 def zero_cells(lp: LP, solve, w, n: int):
     """Step 1: cells no table makes positive (mask, certified bound, dual violation)."""
@@ -426,7 +465,8 @@ def aggregated_lps(op: Open, Pl, solve, seen: Seen, stats, rng) -> None:
 
 
 def lp_per_bound(op: Open, Pl, lp: LP, solve, seen: Seen, stats) -> None:
-    """Step 4: one LP per bound left, each with its dual certificate checked."""
+    """Step 4: one LP per bound left, each with its dual certificate checked; stops when
+    the LP's budget runs out (the bounds left stay open: NaN)."""
     n = Pl.shape[1]
     for sense in ("hi", "lo"):
         vals = op.hi_val if sense == "hi" else op.lo_val
@@ -438,6 +478,8 @@ def lp_per_bound(op: Open, Pl, lp: LP, solve, seen: Seen, stats) -> None:
             if sense == "hi":
                 c = -c
             st, x, y, obj = solve(c)
+            if st == "time":
+                return
             if st != "optimal":
                 raise RuntimeError(f"HiGHS: {st} on a bound of a feasible component")
             lb, viol = lp.lower_certificate(c, y)

@@ -3,7 +3,9 @@
 The model access helpers (the records the posteriors count, the value cells, the data
 constraints ``A x == b`` with the links of pooled releases' placement cells) and the base
 targets: per (QI value[, group], value) or per (person class, value), the row of cells it
-counts and its denominator, with the output rows of the frame.
+counts and its denominator, with the output rows of the frame. ``by="person"`` and
+``by="class"`` share their targets (the class counts, divided by the class size ``n_c``);
+they differ in how a row is read off them (:mod:`~maxent_privacy.bounds.frame`).
 """
 
 from __future__ import annotations
@@ -91,7 +93,8 @@ class _Targets:
     index: pd.MultiIndex
     base: np.ndarray
     records: np.ndarray | None = None  # per output row: records it is about (not persons)
-    classes: np.ndarray | None = None  # by="person": the class of each base target
+    classes: np.ndarray | None = None  # by="person"/"class": the class of each base target
+    person: bool = False  # by="person": rows are individuals (else shares)
 
 
 def targets(model, by, values) -> _Targets:
@@ -116,14 +119,16 @@ def targets(model, by, values) -> _Targets:
                 )
             keep_values.append(hit[0])
         keep_values = sorted(set(keep_values), key=str)
-    if by == "person":
-        return _person_targets(model, zc, keep_values, all_values)
+    if by in ("person", "class"):
+        tg = _person_targets(model, zc, keep_values, all_values)
+        tg.person = by == "person"
+        return tg
     if by is None:
         keys = list(model.qi)
     elif by == "group":
         keys = list(model.qi) + [model.group]
     else:
-        raise ValueError(f"by must be None, 'group' or 'person', got {by!r}")
+        raise ValueError(f"by must be None, 'group', 'person' or 'class', got {by!r}")
     sub = cells.iloc[zc]
     groups = sub.groupby(keys, sort=True, observed=True)
     key_index = pd.MultiIndex.from_frame(groups.size().index.to_frame(index=False))
@@ -175,8 +180,8 @@ def _person_targets(model, zc, keep_values, all_values) -> _Targets:
             cls_of.append(int(hit[0]))
     if not persons:
         raise KnowledgeError(
-            "by='person' needs persons: a release with a person column, pooled releases, "
-            "or individuals singled out with model.person(...)"
+            "by='person' (and by='class') needs persons: a release with a person column, "
+            "pooled releases, or individuals singled out with model.person(...)"
         )
     cls_of = np.asarray(cls_of, dtype=np.int64)
     v_index = pd.Index(keep_values)

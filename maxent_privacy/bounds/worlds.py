@@ -40,7 +40,8 @@ class MILP:
         "feasible" (``first``), "infeasible" or "time"."""
         hs, h = self.hs, self.h
         self.lp.set_cost(np.asarray(c, dtype=float))
-        h.setOptionValue("time_limit", float(max(limit, 0.01)))
+        # HiGHS counts a model's run time over all its runs: the limit is cumulative
+        h.setOptionValue("time_limit", h.getRunTime() + float(max(limit, 0.01)))
         h.setOptionValue("mip_rel_gap", float(rel_gap))
         h.setOptionValue("mip_max_improving_sols", 1 if first else 2147483647)
         added = False

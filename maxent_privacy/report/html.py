@@ -345,7 +345,9 @@ def write_report(result, path, threshold: float = 0.5, **options) -> None:
     One self-contained file (figures embedded as PNG, no scripts, no network) for a
     privacy officer: the release and the knowledge in plain words; how many people,
     (QI value, group) classes and QI values reach ``threshold`` under the
-    maximum-entropy estimate; the ``top`` riskiest people (:func:`risk_table`); a
+    maximum-entropy estimate, and how many people in the worst case (per person: each
+    one's own certified upper bound, :func:`risk_summary`); the ``top`` riskiest people
+    (:func:`risk_table`); a
     histogram of everyone's risk; the facts that move the estimate most (their duals, in
     words); the certificate; the commands that reproduce it. ``options``: ``top``,
     ``title``, ``sources`` (the release files' names), ``knowledge`` (the knowledge

@@ -2,7 +2,9 @@
 
 :func:`risk_table` lists, for each person (for each QI value and group when the release
 has no person ids), the sensitive value an adversary would most likely guess, its
-maximum-entropy probability, its certified bounds and whether that reaches a threshold.
+maximum-entropy probability, the certified bounds of that person's own probability of
+holding it (the individual, ``bounds(by="person")``: Allen below may escape the Flu that
+his record class surely has) and whether the estimate reaches a threshold.
 ``result.risk_table(...)`` and the command ``maxent-privacy report`` call it; the HTML
 report (:mod:`maxent_privacy.report.html`) is made from the same table.
 
@@ -16,7 +18,7 @@ report (:mod:`maxent_privacy.report.html`) is made from the same table.
  name gender  degree  bucket         value   maxent  lower  upper  at_risk
 Cathy female college       1 Breast Cancer 1.000000    1.0    1.0     True
 Grace female  junior       2 Breast Cancer 1.000000    1.0    1.0     True
-Allen   male college       1           Flu 0.666667    0.5    1.0    False
+Allen   male college       1           Flu 0.666667    0.0    1.0    False
 """
 
 from __future__ import annotations
@@ -79,18 +81,34 @@ def _person_keys(result, ids: pd.Index) -> pd.DataFrame:
 
 
 def _bounds(result, by: str, keys: list, values: pd.Series) -> pd.DataFrame | None:
-    """``lower`` and ``upper`` of each row's value, when the result can certify intervals.
+    """``lower`` and ``upper`` of each row's value for one person of the row, when the
+    result can certify intervals.
 
     ``result.bounds(by=...)`` (where it exists) returns a frame indexed by the row keys and
     the sensitive value with ``lower`` and ``upper`` columns; rows are matched by position
-    of the index levels, not by their names.
+    of the index levels, not by their names. ``by="person"`` gives the individual's
+    bounds; ``by="group"`` the share of a (QI value, group) class of n records, whose count
+    bounds n * lower <= count <= n * upper give each of its people
+    max(0, count_lo - (n - 1)) and min(1, count_hi).
     """
     if not hasattr(result, "bounds"):
         return None
     frame = result.bounds(by=by)
     wanted = pd.MultiIndex.from_arrays([*keys, values.to_numpy()])
-    found = frame[["lower", "upper"]].reindex(wanted)
-    return found.reset_index(drop=True)
+    found = frame[["lower", "upper"] + (["records"] if "records" in frame else [])]
+    found = found.reindex(wanted).reset_index(drop=True)
+    if "records" in found:  # shares of a class: its people's own bounds
+        n = found.pop("records").to_numpy(dtype=float)
+        lo = np.maximum(0.0, found["lower"].to_numpy(dtype=float) * n - (n - 1.0))
+        hi = np.minimum(1.0, found["upper"].to_numpy(dtype=float) * n)
+        found["lower"], found["upper"] = _snap(lo), _snap(hi)
+    return found
+
+
+def _snap(p: np.ndarray) -> np.ndarray:
+    """A probability within rounding (1e-9) of 0 or 1 made exactly so."""
+    p = np.where(np.abs(p) <= TOL, 0.0, p)
+    return np.where(np.abs(p - 1.0) <= TOL, 1.0, p)
 
 
 def risk_table(result, threshold: float = 0.5) -> pd.DataFrame:
@@ -103,10 +121,14 @@ def risk_table(result, threshold: float = 0.5) -> pd.DataFrame:
 
     * ``value``: the sensitive value most likely under the maximum-entropy estimate
       (ties: the first in sorted order);
-    * ``maxent``: its maximum-entropy posterior;
-    * ``lower``, ``upper``: its certified interval over every table the release and the
-      knowledge allow, only when the result has a ``bounds`` method (certified bounds are
-      not part of this version; the columns appear when they are);
+    * ``maxent``: its maximum-entropy posterior (the same for each person of a class);
+    * ``lower``, ``upper``: the certified interval, over every table the release and the
+      knowledge allow, of **the person's own** probability of holding that value
+      (``result.bounds(by="person")``; for a row of a class without person ids, of each
+      of its people, from the class's count bounds), when the result has a ``bounds``
+      method. ``upper`` 1 says the person may hold it for sure in some table, ``lower``
+      1 that they do in every one; the share of a record class is ``by="class"`` (a
+      class of two that surely has one Flu: share at least 1/2, each person's lower 0);
     * ``at_risk``: ``maxent >= threshold``.
 
     Sorted by ``maxent``, largest first (ties in table order).
@@ -154,7 +176,9 @@ def write_risk_table(result, path, threshold: float = 0.5) -> pd.DataFrame:
 def risk_summary(result, threshold: float = 0.5, table: pd.DataFrame | None = None) -> dict:
     """Counts at ``threshold``: people at risk (of how many), (QI value, group) classes
     (None for pooled releases) and QI values whose largest posterior reaches it, and,
-    when the table has ``upper``, the people at risk in the worst case."""
+    when the table has ``upper``, the people at risk in the worst case: per person, those
+    whose own upper bound (the individual's, see :func:`risk_table`) for their likeliest
+    value reaches it."""
     threshold = check_threshold(threshold)
     table = risk_table(result, threshold) if table is None else table
     weight = table["records"].to_numpy(dtype=float) if "records" in table else None

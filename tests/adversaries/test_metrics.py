@@ -39,3 +39,35 @@ def test_max_posterior_and_breaches(model):
     assert (table["records"] == 1).all()
     with pytest.raises(ValueError, match="threshold"):
         metrics.breaches(result, 1.5)
+
+
+def test_worst_case_breaches_per_person_are_about_the_individual():
+    # Figure 1 with person ids and men known not to have breast cancer: bucket 1's three
+    # men (Allen, Brian, David) share {Flu, Flu, Pneumonia}. At most one of Allen and Brian
+    # (one record class) has Pneumonia, so their class's share stays at or below 1/2; but
+    # each of them may be the one: the individual's upper bound is 1
+    from maxent_privacy import Bucketized, datasets
+
+    release = Bucketized(
+        datasets.du2008_figure1(),
+        qi=["gender", "degree"],
+        sa="disease",
+        group="bucket",
+        person="name",
+    )
+    model = MaxEntModel(release)
+    model.add(model.P("Breast Cancer", gender="male") == 0)
+    result = model.solve()
+    person = metrics.breaches(result, 0.99, by="person", worst_case=True)
+    share = metrics.breaches(result, 0.99, by="class", worst_case=True)
+    allen = person[person["person"] == "Allen"].set_index("disease")
+    assert set(allen.index) == {"Flu", "Pneumonia"}
+    assert (allen["upper"] == 1.0).all() and (allen["lower"] == 0.0).all()
+    allen_share = share[share["person"] == "Allen"].set_index("disease")
+    assert set(allen_share.index) == {"Flu"}  # Pneumonia: share at most 1/2
+    assert allen_share.loc["Flu", "lower"] == pytest.approx(0.5)
+    # one person can hold all their class can: never fewer breaches per person
+    assert len(person) > len(share)
+    exact = metrics.breaches(result, 0.99, by="person", worst_case=True, exact=True)
+    assert exact["exact"].all() and (exact["upper"] == 1.0).all()
+    assert metrics.person_risk(result).loc["Allen", "lower"] == 0.0

@@ -192,20 +192,30 @@ def test_six_people_of_the_issue():
         row = relaxed.loc[(p, "s1")]
         assert row["lower"] - 1e-9 <= row["maxent"] <= row["upper"] + 1e-9
         assert row["maxent"] == pytest.approx(0.226, abs=1e-3)
-    # 3, 4 and 5 are one class of three: exactly one of them holds s1 in every world
-    assert tuple(exact.loc[(3, "s1"), ["lower", "upper"]]) == pytest.approx((1 / 3, 1 / 3))
+    # 3, 4 and 5 are one class of three: exactly one of them holds s1 in every world, so
+    # each of them may hold it, none surely; the class's share is 1/3 in every world
+    assert tuple(exact.loc[(3, "s1"), ["lower", "upper"]]) == (0.0, 1.0)
+    assert exact.loc[(3, "s1"), "possible"] and not exact.loc[(3, "s1"), "certain"]
+    share = model.bounds(by="class", exact=True)
+    assert tuple(share.loc[(3, "s1"), ["lower", "upper"]]) == pytest.approx((1 / 3, 1 / 3))
     gap = relaxation_gap(model)
     assert sorted(gap.index) == [(0, "s1"), (1, "s1"), (2, "s1")]
     assert gap.attrs["undecided"] == 0
 
 
-def test_time_limit_falls_back_on_the_relaxation():
-    frame = six_people().bounds(by="person", exact=True, time_limit=0)
+def test_time_limit_falls_back_on_the_relaxation(monkeypatch):
+    # every integer program runs out of time (the LP phase does not): the LP vertices are
+    # not integral here, so some bounds stay the relaxation's, not exact
+    from maxent_privacy.bounds import worlds as worlds_module
+
+    monkeypatch.setattr(worlds_module.MILP, "run", lambda self, *a, **k: ("time", None))
+    frame = six_people().bounds(by="class", exact=True)
     open_ = frame[~frame["exact"]]
-    assert len(open_)  # the LP vertices are not integral here: nothing proved without MILPs
+    assert len(open_)
     np.testing.assert_allclose(open_["upper"], open_["lp_upper"])
     np.testing.assert_allclose(open_["lower"], open_["lp_lower"])
     assert frame.attrs["certificate"]["time_limit_reached"]
+    assert frame["certified"].all()  # the LP bounds are all there, with certificates
 
 
 def test_exact_without_any_integral_table_keeps_the_lp_bounds():
@@ -431,8 +441,8 @@ def test_exact_equals_enumeration_and_lp_contains_it(case):
     present = set().union(*(set(r["pid"]) for r in releases))
     people = people[people["pid"].isin(present)].reset_index(drop=True)
     model, covers = build(people, releases, generalized)
-    exact = model.bounds(by="person", exact=True)
-    assert exact["exact"].all()
+    exact = model.bounds(by="class", exact=True)  # the class's share (the individual's:
+    assert exact["exact"].all()  # tests/bounds/test_person_worlds.py)
     cls = targets_module._person_class(model)
     members = cls.groupby(cls).groups
     seen = {}

@@ -90,8 +90,11 @@ def test_figure1_risk_table_from_python():
     assert table.set_index("name").loc["Allen", "maxent"] == pytest.approx(2 / 3)
     allen = table.set_index("name").loc["Allen"]
     # bucket 1 holds Flu twice for Allen and Brian (the male college graduates): at least
-    # one of them has it, either may
-    assert (allen["lower"], allen["upper"]) == (pytest.approx(0.5), pytest.approx(1.0))
+    # one of them has it (their class's share is at least 0.5), and either may be the
+    # other: Allen's own probability of Flu ranges over [0, 1] (the table is per person)
+    assert (allen["lower"], allen["upper"]) == (0.0, pytest.approx(1.0))
+    share = figure1_result().bounds(by="class").loc[("Allen", "Flu")]
+    assert (share["lower"], share["upper"]) == (pytest.approx(0.5), pytest.approx(1.0))
     cathy = table.set_index("name").loc["Cathy"]
     assert (cathy["lower"], cathy["upper"]) == (1.0, 1.0)
 
@@ -110,6 +113,21 @@ def test_without_person_ids_rows_are_classes():
     assert summary["people_at_risk"] == 4 and summary["people"] == 10
     assert summary["classes_at_risk"] == 3 and summary["classes"] == 9
     assert not summary["per_person"]
+
+
+def test_without_person_ids_the_bounds_are_each_persons_own():
+    # the row of Allen and Brian (male, college, bucket 1): their class surely holds one
+    # Flu (share at least 1/2), but each of them may escape it
+    result = figure1_result(person=None)
+    table = result.risk_table(threshold=0.99).set_index(["gender", "degree", "bucket"])
+    row = table.loc[("male", "college", 1)]
+    assert row["value"] == "Flu" and row["records"] == 2
+    assert (row["lower"], row["upper"]) == (0.0, 1.0)
+    share = result.bounds(by="group").loc[("male", "college", 1, "Flu")]
+    assert (share["lower"], share["upper"]) == (pytest.approx(0.5), pytest.approx(1.0))
+    summary = risk_summary(result, 0.99)
+    assert summary["people_at_risk_worst_case"] == 10  # everyone's likeliest value: upper 1
+    assert "per person: each one's own certified upper bound" in render_report(result, 0.99)
 
 
 def test_pooled_releases_are_per_person():
