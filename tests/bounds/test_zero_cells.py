@@ -1,0 +1,62 @@
+"""Cells that no table makes positive (bounds step 1): the one-LP support against an LP per
+cell, on generalized releases with a population whose people may sit in several groups."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from maxent_privacy import MaxEntModel, datasets
+from maxent_privacy.bounds.lp import LP, max_support
+from maxent_privacy.bounds.targets import data_rows
+from maxent_privacy.mondrian import mondrian
+
+QI = ["age", "sex", "race", "marital_status", "relationship"]
+
+
+def overlapping(n: int, seed: int) -> MaxEntModel:
+    """Two relaxed Mondrian releases (overlapping boxes) of samples of ``n`` Adult people."""
+    adult = datasets.load_adult()
+    rng = np.random.default_rng(seed)
+    people = adult.iloc[rng.choice(len(adult), n, replace=False)].reset_index(drop=True)
+    people.index = pd.Index([f"p{i}" for i in range(n)], name="pid")
+    releases, populations = [], []
+    for r in range(2):
+        sub = people.iloc[np.sort(rng.choice(n, int(0.8 * n), replace=False))]
+        frame = sub[QI + ["education"]].reset_index(drop=True)
+        releases.append(mondrian(frame, QI, "education", k=3 + r, c=0.6, relaxed=True))
+        populations.append(sub[QI])
+    return MaxEntModel(releases, populations=populations)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_max_support_is_every_cell_some_table_makes_positive(seed):
+    model = overlapping(40, seed)
+    A, b, _ = data_rows(model)
+    n = A.shape[1]
+    # the facts' rows would go in G; a fact that caps a class makes more cells zero
+    G = sp.csr_array(A[:1] * 0.0)
+    lp = LP(A, b, G, np.zeros(1), None)
+    support = max_support(lp, np.ones(n, dtype=bool))
+    assert support is not None
+    best = np.array(
+        [-linprog(-np.eye(1, n, i).ravel(), A_eq=A, b_eq=b, method="highs").fun for i in range(n)]
+    )
+    assert np.array_equal(support, best > 1e-7), (n, int(support.sum()), int((best > 1e-7).sum()))
+    assert (~support).any()  # cells that no table fills (the test would be weaker without)
+
+
+def test_bounds_agree_with_and_without_the_support_lp(monkeypatch):
+    """The same bounds whether the zero cells come from rounds alone or from the one LP."""
+    import maxent_privacy.bounds.lp as lp_module
+
+    model = overlapping(60, 3)
+    fast = model.bounds(by="class", time_limit=120)
+    monkeypatch.setattr(lp_module, "ZERO_ROUNDS", 10**6)
+    slow = model.bounds(by="class", time_limit=120)
+    np.testing.assert_allclose(fast["lower"], slow["lower"], atol=1e-7)
+    np.testing.assert_allclose(fast["upper"], slow["upper"], atol=1e-7)
+    assert fast["certified"].all() and slow["certified"].all()
