@@ -98,11 +98,23 @@ def _strict(self, other):
     )
 
 
+#: reflected operators and the forward operator they stand for
+_REFLECTED = {"__radd__": "__add__", "__rsub__": "__sub__", "__rmul__": "__mul__"}
+_REFLECTED["__rmatmul__"] = "__matmul__"
+
+
 def _derived(op: str):
     """An arithmetic operator whose result keeps refusing strict inequalities."""
+    forward = _REFLECTED.get(op)
 
     def method(self, *args):
-        out = getattr(super(type(self), self), op)(*args)
+        if forward and args and isinstance(args[0], cp.Expression):
+            # Python calls a subclass's reflected operator first (plain ``a + b`` with b of
+            # our class); cvxpy's answers ``other + self``, which would come back here
+            # for ever: apply the other operand's own forward operator instead
+            out = getattr(type(args[0]), forward)(args[0], self)
+        else:
+            out = getattr(super(type(self), self), op)(*args)
         return refuse_strict(out) if isinstance(out, cp.Expression) else out
 
     method.__name__ = op

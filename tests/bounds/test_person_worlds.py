@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import time
 
-import cvxpy as cp
 import numpy as np
 import pandas as pd
 import pytest
@@ -131,11 +130,6 @@ def build(people, releases, facts) -> MaxEntModel:
         expr = None
         for coef, v, cond in terms:
             term = model.P(v) if cond is None else model.P(v, q=cond)
-            if isinstance(term, cp.Constant):
-                # no cell: 0 in every table (and in every world enumerated). Left out:
-                # adding it to a P expression recurses in the operators of the fact
-                # classes (knowledge/facts.py, refuse_strict)
-                continue
             expr = coef * term if expr is None else expr + coef * term
         if expr is None:
             continue

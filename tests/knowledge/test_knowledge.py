@@ -1,9 +1,11 @@
 """Knowledge beyond equalities: vague facts, relations, disjunctions (Du et al. 3.1, 4.5)."""
 
+import cvxpy as cp
 import numpy as np
+import pandas as pd
 import pytest
 
-from maxent_privacy import InfeasibleKnowledge, KnowledgeError, MaxEntModel
+from maxent_privacy import Bucketized, InfeasibleKnowledge, KnowledgeError, MaxEntModel
 from maxent_privacy.knowledge import vague
 
 
@@ -120,3 +122,24 @@ def test_soft_needs_a_linear_fact(model):
         soft(model.P("Flu", gender="male") == 0.3, 0)
     with pytest.raises(KnowledgeError, match="'sq' must be a linear"):
         model.add(soft(cp.square(model.P("Flu", gender="male")) <= 0.1, 1.0), name="sq")
+
+
+def test_sums_with_a_probability_of_no_cells_do_not_recurse():
+    """A P(...) with no cell is a constant; ``c * P0 + d * P1`` made Python call the fact
+    class's reflected ``+`` first, whose cvxpy body called ``+`` back for ever."""
+    frame = pd.DataFrame(
+        {
+            "pid": [1, 2, 3, 4],
+            "q": ["a", "a", "b", "b"],
+            "s": ["x", "y", "x", "x"],
+            "g": [1, 1, 2, 2],
+        }
+    )
+    model = MaxEntModel(Bucketized(frame, qi=["q"], sa="s", group="g", person="pid"))
+    empty, some = model.P("y", q="b"), model.P("x", q="a")
+    assert isinstance(empty, cp.Constant)
+    for expr in (np.float64(0.5) * empty + np.float64(2.0) * some, (-1) * empty - 2 * some):
+        with pytest.raises(KnowledgeError, match="strict"):
+            expr < 0.3  # noqa: B015
+    model.add((-1) * empty + 2 * some <= 1.5, name="f")
+    assert model.solve().certificate.primal_residual <= 1e-9
