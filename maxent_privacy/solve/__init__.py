@@ -18,13 +18,22 @@ component (locally or on Dask), inverts the stages and certifies the answer:
    (:mod:`.forced_zeros`) are fixed and only the components that held them solved again.
 7. **invert** the stages in reverse, then the **certificate** (:mod:`.certificate`).
 
+No table: presolve's rules, or Newton's dual bound falling below 0 (confirmed by one
+HiGHS LP, :mod:`.highs`, before it is believed: when the LP finds a table the cells it
+proves 0 are fixed and the components solved again), raise
+:class:`~maxent_privacy.errors.InfeasibleKnowledge` at once; the facts to blame and how
+far each must move are then searched for at most
+:data:`~maxent_privacy.knowledge.conflicts.EXPLAIN_TIME_LIMIT` seconds (or the solve's
+``time_limit``), and the message says when that search was cut short.
+
 For our Newton solver a model with placements (generalized releases whose people may sit
 in several groups) is first rewritten on joint cells, an ordinary maximum-entropy problem
 (:mod:`.placements`, :class:`~.placements.JointCells`), and mapped back before the
 certificate, which checks the model's own rows and objective. The rest:
 ``chain`` (:class:`Chain`), ``options`` (:class:`SolveOptions`, the one solver policy),
-``hessian`` (Newton's steps), ``tight`` (presolve's tight-bound rules on arrays) and
-``tolerances`` (every threshold the solve decides with, named once).
+``hessian`` (Newton's steps), ``highs`` (one LP through HiGHS, for the forced zeros and
+the conflicts), ``tight`` (presolve's tight-bound rules on arrays) and ``tolerances``
+(every threshold the solve decides with, named once).
 
 One fact, end to end. ``model.add(model.P("Flu", gender="male") == 0.3, name="flu")``
 compiles the constraint to a :class:`~maxent_privacy.knowledge.facts.Fact` named "flu" with one
@@ -57,7 +66,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InfeasibleKnowledge, SolverFailed
-from ..knowledge.conflicts import explained
+from ..knowledge.conflicts import EXPLAIN_TIME_LIMIT, explained
 from ..results import Result
 from .certificate import InaccuracyWarning, certify, gap_ok
 from .chain import Chain
@@ -104,10 +113,17 @@ def solve(model, options: SolveOptions) -> Result:
             clarabel = replace(options, solver="CLARABEL", client=None)
             return _solve(model, problem, clarabel, fallback_from=f"maxent: {err}")
     except InfeasibleKnowledge as err:
-        named = explained(model, err)
+        named = explained(model, err, time_limit=_explain_budget(options))
         if named is err:
             raise
         raise named from err
+
+
+def _explain_budget(options: SolveOptions) -> float:
+    """Seconds to explain a contradiction: :data:`EXPLAIN_TIME_LIMIT`, or the solve's own
+    ``time_limit`` when it is smaller."""
+    given = options.solver_options.get("time_limit")
+    return EXPLAIN_TIME_LIMIT if given is None else min(EXPLAIN_TIME_LIMIT, float(given))
 
 
 def _backend(name: str, options: SolveOptions, fallback: bool):

@@ -24,15 +24,27 @@ __all__ = ["Memo", "batches", "runner", "solve_parts"]
 
 
 class Memo:
-    """Per-component answers kept across the passes of one solve."""
+    """Per-component answers kept across the passes of one solve.
+
+    An answer is reused for a component of a later pass with the same free cells and the
+    same rows: the implied data row dropped per bucket (:mod:`.rank`) can change when
+    cells of another component of the bucket are fixed, and the answer's multipliers
+    belong to the rows it was solved with."""
 
     def __init__(self):
-        self.store: dict[bytes, PartSolution] = {}
+        self.store: dict[bytes, tuple[bytes, PartSolution]] = {}
+
+    @staticmethod
+    def _rows(red, part) -> bytes:
+        """The part's rows by global identity (data block and row, fact rows)."""
+        ids = [red.d_block[part.dk], red.d_row[part.dk], part.ek, part.ik]
+        return b"|".join(np.asarray(a, dtype=np.int64).tobytes() for a in ids)
 
     def keep(self, red, solutions) -> None:
         for sol in solutions:
             for piece in sol.split():
-                self.store[red.free[piece.part.cells].tobytes()] = piece
+                key = red.free[piece.part.cells].tobytes()
+                self.store[key] = (self._rows(red, piece.part), piece)
 
     def lookup(self, red, parts: Parts, comps: np.ndarray) -> tuple[list, np.ndarray]:
         """Answers found for ``comps`` (retargeted to this pass's parts), and the rest."""
@@ -41,10 +53,11 @@ class Memo:
         found, rest = [], []
         for k in comps:
             hit = self.store.get(red.free[parts.cells_of(int(k))].tobytes())
-            if hit is None:
+            part = parts.take([k]) if hit is not None else None
+            if hit is None or hit[0] != self._rows(red, part):
                 rest.append(k)
             else:
-                found.append(hit.retarget(parts.take([k])))
+                found.append(hit[1].retarget(part))
         return found, np.asarray(rest, dtype=int)
 
 

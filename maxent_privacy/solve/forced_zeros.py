@@ -19,8 +19,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import tolerances as tl
+from .highs import run_lp
 
-__all__ = ["ForcedZeros", "ZeroLog", "lp_forced_zeros"]
+__all__ = ["ForcedZeros", "ZeroLog", "lp_forced_zeros", "lp_status"]
 
 
 class ForcedZeros(Exception):
@@ -54,12 +55,11 @@ class ZeroLog:
 def lp_forced_zeros(A_eq, b_eq, G, h, suspects) -> np.ndarray:
     """Which ``suspects`` are 0 in every ``x >= 0`` with ``A_eq x = b_eq``, ``G x <= h``.
 
-    LPs solved by HiGHS: maximize ``sum t_j`` with ``0 <= t_j <= min(x_j, 1)`` over the
-    suspects; a suspect with ``t_j > 0`` can be positive and leaves; repeat until the
-    optimum is 0. Empty when the LP fails (the caller then reports the failure).
+    LPs solved by HiGHS (:func:`.highs.run_lp`): maximize ``sum t_j`` with
+    ``0 <= t_j <= min(x_j, 1)`` over the suspects; a suspect with ``t_j > 0`` can be
+    positive and leaves; repeat until the optimum is 0. Empty when the LP fails (the
+    caller then reports the failure; :func:`lp_status` tells an infeasible system).
     """
-    from scipy.optimize import linprog
-
     m = A_eq.shape[1]
     left = np.unique(suspects)
     while len(left):
@@ -70,22 +70,39 @@ def lp_forced_zeros(A_eq, b_eq, G, h, suspects) -> np.ndarray:
         if G is not None and G.shape[0]:
             A_ub = sp.vstack([A_ub, sp.hstack([G, sp.csr_array((G.shape[0], k))])], format="csr")
             b_ub = np.concatenate([b_ub, h])
-        res = linprog(
+        status, x = run_lp(
             np.concatenate([np.zeros(m), -np.ones(k)]),
-            A_ub=A_ub,
-            b_ub=b_ub,
-            A_eq=sp.hstack([A_eq, sp.csr_array((A_eq.shape[0], k))], format="csr"),
-            b_eq=b_eq,
-            bounds=[(0, None)] * m + [(0, 1)] * k,
-            method="highs",
+            sp.hstack([A_eq, sp.csr_array((A_eq.shape[0], k))], format="csr"),
+            b_eq,
+            A_ub,
+            b_ub,
+            hi=np.concatenate([np.full(m, np.inf), np.ones(k)]),
         )
-        if res.status != 0:
+        if status != "optimal":
             return np.zeros(0, dtype=int)
-        t = res.x[m:]
+        t = x[m:]
         if t.max(initial=0.0) <= tl.LP_POSITIVE:
             return left
         left = left[t <= tl.LP_POSITIVE]
     return left
+
+
+def lp_status(A_eq, b_eq, G, h) -> str:
+    """Whether some ``x >= 0`` has ``A_eq x = b_eq`` and ``G x <= h``: "optimal" (yes),
+    "infeasible" (no, HiGHS's verdict), else HiGHS's word (undecided)."""
+    status, _ = run_lp(np.zeros(A_eq.shape[1]), A_eq, b_eq, G, h)
+    return status
+
+
+def _piece(A, b, G, h, cols):
+    """The system on the columns ``cols`` (a union of connected components): the rows
+    that touch them, restricted to them."""
+    rk = np.flatnonzero(np.diff(sp.csr_array(A[:, cols]).indptr) > 0)
+    gk = hk = None
+    if G is not None:
+        gi = np.flatnonzero(np.diff(sp.csr_array(G[:, cols]).indptr) > 0)
+        gk, hk = sp.csr_array(G[gi][:, cols]), h[gi]
+    return sp.csr_array(A[rk][:, cols]), b[rk], gk, hk
 
 
 def lp_zeros_by_component(A, b, G, h, comp, suspects) -> np.ndarray:
@@ -94,15 +111,17 @@ def lp_zeros_by_component(A, b, G, h, comp, suspects) -> np.ndarray:
     found = []
     for k in np.unique(comp[suspects]):
         ck = np.flatnonzero(comp == k)
-        rk = np.flatnonzero(np.diff(sp.csr_array(A[:, ck]).indptr) > 0)
-        gk = hk = None
-        if G is not None:
-            gi = np.flatnonzero(np.diff(sp.csr_array(G[:, ck]).indptr) > 0)
-            gk, hk = sp.csr_array(G[gi][:, ck]), h[gi]
         pos = np.searchsorted(ck, suspects[comp[suspects] == k])
-        sub = lp_forced_zeros(sp.csr_array(A[rk][:, ck]), b[rk], gk, hk, pos)
+        sub = lp_forced_zeros(*_piece(A, b, G, h, ck), pos)
         found.append(ck[sub])
     return np.concatenate(found) if found else np.zeros(0, dtype=int)
+
+
+def lp_status_of(A, b, G, h, comp, cells) -> str:
+    """:func:`lp_status` of the components (``comp`` labels the columns) that hold
+    ``cells``, in one LP."""
+    cols = np.flatnonzero(np.isin(comp, np.unique(comp[cells])))
+    return lp_status(*_piece(A, b, G, h, cols))
 
 
 def lp_zeros_of_problem(p, fixed: np.ndarray, suspects) -> np.ndarray:

@@ -157,6 +157,16 @@ def _phi_parts(lam, mu, b, h, logW, K: _Classes, row_comp, ineq_comp, cls_comp, 
     return out
 
 
+def _phi_size(lam, b, logW, K: _Classes, row_comp, cls_comp, n_comp):
+    """Per component, the sum of the magnitudes of phi's terms (its rounding scale)."""
+    out = np.bincount(
+        cls_comp, weights=K.R * np.where(K.R > 0, np.abs(logW), 0.0), minlength=n_comp
+    )
+    if len(lam):
+        out += np.bincount(row_comp, weights=np.abs(lam * b), minlength=n_comp)
+    return out
+
+
 def _components(n_cells, cls, rows):
     """Connected components of cells linked by classes and the given rows (csr)."""
     blocks = [class_rows(cls, int(cls.max()) + 1 if n_cells else 0), *rows]
@@ -203,6 +213,7 @@ def newton_maxent(
         rhs = np.concatenate([P.b, P.h[active]])
         rc = np.concatenate([P.row_comp, P.ineq_comp[active]])
         start = np.concatenate([lam, mu[active]])
+        lam_in, mu_in = lam, mu
         blocks = _row_blocks(row_block, int(active.sum()))
         nu_all, x, logW, iters, ok, proved = _newton_eq(
             rows, rhs, start, P.n, P.K, P.logn, rc, P.cls_comp, P.n_comp,
@@ -214,9 +225,11 @@ def newton_maxent(
         mu_new[active] = nu_all[P.O.shape[0] :]
         if not ok and (active & (mu_new < 0)).any():
             # a row held as equality that should be slack (its multiplier went
-            # negative) can leave no interior point: drop it and go on
+            # negative) can leave no interior point: drop it and go on from where this
+            # round started (its multipliers ran off towards that face, and would leave
+            # phi a sum of huge terms that cancel: steps of no use, rounding)
             active &= mu_new >= 0
-            mu = np.maximum(mu_new, 0.0)
+            lam, mu = lam_in, np.where(active, mu_in, 0.0)
             continue
         state = DualResult(x, lam, mu_new, P.nu_cls(logW), total_iter, np.nan, np.nan, np.nan, "")
         if not ok:
@@ -483,17 +496,35 @@ def _line_search(A, b, lam, d, r, phi, n, K, logn, row_comp, cls_comp, n_comp, s
     return lam_new, x_new, logW_new, phi_new, t
 
 
-def _below_zero(phi_comp, rsum, lam, row_comp, n_comp, n_signed: int):
-    """Components whose dual bound ``phi_comp`` fell below 0 (their rows have no answer),
-    and whether some of the last ``n_signed`` rows (inequalities held as equalities) have
-    negative multipliers. Only a dual point with those multipliers >= 0 bounds the
-    entropy: in their components phi < 0 says the active set is wrong, not the data."""
-    below = phi_comp < -1e-9 * np.maximum(1.0, rsum)
-    if not (n_signed and below.any()):
-        return below, False
-    neg = lam[len(lam) - n_signed :] < 0
-    below &= np.bincount(row_comp[len(lam) - n_signed :][neg], minlength=n_comp) == 0
-    return below, bool(neg.any())
+def _below_zero(phi, rlog, rsum, lam, b, logW, K: _Classes, comps, n_signed: int) -> bool:
+    """Raises :class:`DualUnbounded` on the components whose dual bound ``phi - rlog``
+    fell below 0 (their rows have no answer); returns whether some of the last
+    ``n_signed`` rows (inequalities held as equalities) have negative multipliers. Only
+    a dual point with those multipliers >= 0 bounds the entropy: in their components
+    phi < 0 says the active set is wrong, not the data. ``comps``: the components of the
+    rows and of the classes, and their number.
+
+    phi is a sum of terms that cancel; below 0 means below their rounding error too (a
+    feasible problem whose maximum entropy is 0, a single table, has phi -> 0 from above
+    with multipliers that may grow without bound: only rounding takes it below 0 there).
+    """
+    row_comp, cls_comp, n_comp = comps
+    below = phi - rlog < -1e-9 * np.maximum(1.0, rsum)
+    if below.any():  # (the rounding scale only then)
+        size = _phi_size(lam, b, logW, K, row_comp, cls_comp, n_comp) + np.abs(rlog)
+        below &= phi - rlog < -1e-9 * np.maximum(1.0, rsum) - tl.PHI_ROUNDING * size
+    neg = np.zeros(0, dtype=bool)
+    if n_signed and below.any():
+        neg = lam[len(lam) - n_signed :] < 0
+        below &= np.bincount(row_comp[len(lam) - n_signed :][neg], minlength=n_comp) == 0
+    if below.any():
+        raise DualUnbounded(
+            f"no answer satisfies the rows of {int(below.sum())} component(s): the dual "
+            "bound fell below 0",
+            components=np.flatnonzero(below),
+            cell_comp=cls_comp[K.cls],
+        )
+    return bool(neg.any())
 
 
 def _newton_eq(
@@ -545,16 +576,9 @@ def _newton_eq(
             settled = np.min(x / n, initial=1.0) > tl.NEWTON_SETTLED
             if settled or it > max_iter // 2:
                 return lam, x, logW, it - 1, True, proved
-        below, neg = _below_zero(phi - rlog, rsum, lam, row_comp, n_comp, n_signed)
-        if neg and not below.any() and it > 3:
+        comps = (row_comp, cls_comp, n_comp)
+        if _below_zero(phi, rlog, rsum, lam, b, logW, K, comps, n_signed) and it > 3:
             break  # the caller drops the rows with negative multipliers
-        if below.any():
-            raise DualUnbounded(
-                f"no answer satisfies the rows of {int(below.sum())} component(s): the dual "
-                "bound fell below 0",
-                components=np.flatnonzero(below),
-                cell_comp=cls_comp[K.cls],
-            )
         if deadline is not None and time.perf_counter() > deadline:
             break
         # inexact Newton (Eisenstat-Walker): a relative accuracy that tightens with the

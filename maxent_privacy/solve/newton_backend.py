@@ -4,9 +4,11 @@
 problem (class rows eliminated: the classes and their totals; the other data rows and the
 equality facts as ``O x = b``; the inequality facts as ``G x <= h``), ``run_job`` runs it
 (locally or on a Dask worker: it only sees arrays) and returns errors as values, and
-``finish`` maps the answer back onto the part's rows, or raises: the dual unbounded below
-is an infeasibility certificate (:class:`InfeasibleKnowledge`), a stall next to the
-boundary yields the cells proved 0 (:class:`.forced_zeros.ForcedZeros`).
+``finish`` maps the answer back onto the part's rows, or raises: the dual bound below 0
+says "no table", believed once one HiGHS LP agrees (:class:`InfeasibleKnowledge`; when
+the LP finds a table, the cells it proves 0 are fixed and the part solved again); a
+stall next to the boundary yields the cells proved 0 (:class:`.forced_zeros.ForcedZeros`),
+and a stall with none is checked by an LP too before the conic fallback.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge, SolverFailed
 from .components import Part, PartSolution
-from .forced_zeros import ForcedZeros, lp_zeros_by_component
+from .forced_zeros import ForcedZeros, lp_status_of, lp_zeros_by_component
 from .newton import DualUnbounded, NotConverged, class_rows, newton_maxent
 from .presolve import Reduced
 
@@ -84,7 +86,7 @@ class Newton:
         """The part's answer from a job's outcome (or the error it proves)."""
         kind, res = outcome
         if kind == "unbounded":
-            raise self._infeasible(red, part, res)
+            raise self._unbounded(red, part, args, res)
         if kind == "stalled":
             raise self._stalled(red, part, args, *res)
         return self._answer(red, part, res, elapsed)
@@ -139,6 +141,34 @@ class Newton:
         return back
 
     @staticmethod
+    def _system(args) -> tuple:
+        """The part's rows as ``A x = b`` (class rows first), ``G x <= h``."""
+        n, cls, R, O, o, G, h = args[:7]
+        return sp.vstack([class_rows(cls, len(R)), O], format="csr"), np.concatenate([R, o]), G, h
+
+    def _unbounded(self, red: Reduced, part: Part, args, bad_local) -> Exception:
+        """Newton's "no table" on some components, checked by one LP over them before it
+        is believed: :class:`InfeasibleKnowledge` when HiGHS finds no table either. When
+        it finds one, the dual was not attained (phi -> 0 from above, cells forced to 0
+        that presolve did not see): the cells the LP proves 0 are fixed and the
+        components solved again (:class:`ForcedZeros`)."""
+        A, b, G, h = self._system(args)
+        status = lp_status_of(A, b, G, h, part.comp, bad_local)
+        if status == "infeasible":
+            return self._infeasible(red, part, bad_local)
+        found = np.zeros(0, dtype=int)
+        if status == "optimal":
+            found = lp_zeros_by_component(A, b, G, h, part.comp, bad_local)
+        if not len(found):
+            return SolverFailed(
+                f"solver 'maxent': its dual bound fell below 0 but an LP says {status!r}; "
+                "try solver='CLARABEL' (a conic solver)"
+            )
+        if self.verbose:
+            print(f"maxent: an LP finds a table; {len(found)} cells forced to 0; solving again")
+        return ForcedZeros(red.free[part.cells[found]], "LP")
+
+    @staticmethod
     def _infeasible(red: Reduced, part: Part, bad_local) -> InfeasibleKnowledge:
         cols = part.cells[bad_local]
         rows = red.problem.rows
@@ -154,13 +184,20 @@ class Newton:
         )
 
     def _stalled(self, red, part, args, message, small, found, state, done) -> Exception:
+        """Newton stopped short: the cells its recession certificate proved 0, else the
+        cells next to 0 that an LP proves 0 (:class:`ForcedZeros`). With none, an LP on
+        the components left decides whether they have a table at all: none is
+        :class:`InfeasibleKnowledge` at once (no conic fallback to wait for)."""
         how = "dual certificate"
         if not len(found) and len(small):
-            n, cls, R, O, o, G, h = args[:7]
-            A = sp.vstack([class_rows(cls, len(R)), O], format="csr")
-            found = lp_zeros_by_component(A, np.concatenate([R, o]), G, h, part.comp, small)
+            found = lp_zeros_by_component(*self._system(args), part.comp, small)
             how = "LP"
         if not len(found):
+            left = small
+            if not len(left):
+                left = np.arange(len(part.cells)) if done is None else np.flatnonzero(~done)
+            if len(left) and lp_status_of(*self._system(args), part.comp, left) == "infeasible":
+                return self._infeasible(red, part, left)
             return SolverFailed(
                 f"solver 'maxent': {message}; try solver='CLARABEL' (a conic solver)"
             )

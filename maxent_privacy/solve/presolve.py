@@ -211,12 +211,22 @@ def reduce_to_free(p: MaxEntProblem, fixed: np.ndarray, tol: float) -> Reduced:
         h = _has_free(sp.csr_array(A), free)
         if (~h & (np.abs(rem) > tol * np.maximum(1.0, b))).any():
             raise InfeasibleKnowledge("the facts force cell values that the data rule out")
+        if _out_of_reach(A, rem, free, tol, -1.0).any():
+            raise InfeasibleKnowledge(
+                "the facts force cell values that the data rule out (more than a row's "
+                "total on its cells)"
+            )
         r.append(rem)
         has.append(h)
     Feq, feq = _on_free(p.F_eq, p.f_eq, x, free_idx)
     Fin, fin = _on_free(p.F_in, p.f_in, x, free_idx)
     _check_resolved(p, "==", np.diff(Feq.indptr) == 0, np.abs(feq) > tol)
     _check_resolved(p, "<=", np.diff(Fin.indptr) == 0, -fin > tol)
+    # rows no x >= 0 meets, their free cells all of one sign
+    reach = _out_of_reach(p.F_eq, feq, free, tol, -1.0) | _out_of_reach(p.F_eq, feq, free, tol)
+    _check_resolved(p, "==", reach, reach)
+    reach = _out_of_reach(p.F_in, fin, free, tol, -1.0)
+    _check_resolved(p, "<=", reach, reach)
     return Reduced(
         problem=p, fixed=fixed, free=free_idx, x=x, r=tuple(r), has_free=tuple(has),
         Feq=Feq, feq=feq, Fin=Fin, fin=fin,
@@ -232,6 +242,19 @@ def _has_free(A: sp.csr_array, free: np.ndarray) -> np.ndarray:
     """
     seen = np.concatenate([[0], np.cumsum(free[A.indices])])
     return seen[A.indptr[1:]] > seen[A.indptr[:-1]]
+
+
+def _out_of_reach(A, rem, free: np.ndarray, tol: float, sign: float = 1.0) -> np.ndarray:
+    """Rows ``a x = rem`` (or ``<=``) no ``x >= 0`` on the ``free`` cells can meet: with
+    ``sign`` -1, every free coefficient >= 0 and ``rem`` below 0; with +1, every free
+    coefficient <= 0 and ``rem`` above 0 (beyond ``tol``, relative)."""
+    A = sp.csr_array(A)
+    if A.shape[0] == 0:
+        return np.zeros(0, dtype=bool)
+    wrong = (A.data * -sign < 0) & free[A.indices]  # entries of the other sign
+    seen = np.concatenate([[0], np.cumsum(wrong)])
+    mixed = seen[A.indptr[1:]] > seen[A.indptr[:-1]]
+    return ~mixed & (sign * rem > tol * np.maximum(1.0, np.abs(rem)))
 
 
 def _on_free(F, f, x, free_idx):

@@ -37,6 +37,9 @@ NEWTON_MAX_ITER = 200
 #: a cell below this times its base measure may be a forced zero that the tolerance hides:
 #: Newton goes on until it settles, and a stalled batch does not keep its component
 NEWTON_SETTLED = 1e-8
+#: the dual bound phi counts as below 0 (no table: infeasible) only below this times the
+#: sum of the magnitudes of its terms (their rounding error), besides 1e-9 per record
+PHI_ROUNDING = 1e-11
 
 # ------------------------------------------------------------------------------ polish
 #: polish stops at this residual (relative to the largest right side) ...

@@ -233,6 +233,10 @@ def test_progress_bar_on_request(figure1, capsys):
 
 
 def test_placements_of_generalized_releases_go_to_maxent(monkeypatch):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "releases"))
     from test_pooled_bruteforce import releases_of
 
     from maxent_privacy.solve import placements
