@@ -13,14 +13,13 @@ and integer program stops at it; the steps check it between programs) and the
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
+from ..solve.highs import silent_highs
 from .closed_form import Pieces
 
 #: a cell counts as positive in a table when it is above this (records)
@@ -34,28 +33,6 @@ INTEGRAL = 1e-6
 
 
 # ---------------------------------------------------------------- linear programs
-def _highs():
-    """A silent ``highspy.Highs`` (HiGHS prints a banner on stdout when the first one of
-    a process is made, before any option can be set: fd 1 is muted meanwhile)."""
-    import highspy
-
-    try:
-        sys.stdout.flush()
-        saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    except OSError:  # no file descriptor 1 to mute
-        h = highspy.Highs()
-    else:
-        try:
-            os.dup2(null, 1)
-            h = highspy.Highs()
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-            os.close(null)
-    h.setOptionValue("output_flag", False)
-    return h
-
-
 class LP:
     """One component's linear program ``min c'x : E x = e, G x <= g, x >= 0`` in HiGHS,
     kept between objectives (primal simplex from the previous basis)."""
@@ -71,7 +48,7 @@ class LP:
         self.m_e = E.shape[0]
         self.n = E.shape[1]
         self.u = u
-        h = _highs()
+        h = silent_highs()
         h.setOptionValue("random_seed", 0)
         inf = highspy.kHighsInf
         lp = highspy.HighsLp()

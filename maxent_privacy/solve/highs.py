@@ -26,14 +26,14 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["run_lp"]
+__all__ = ["run_lp", "silent_highs"]
 
 #: HiGHS's presolve rules are bits of ``presolve_rule_off``; this one is the search for
 #: dependent equations (``kPresolveRuleDependentEquations``)
 DEPENDENT_EQUATIONS = 1 << 10
 
 
-def _highs():
+def silent_highs():
     """A silent ``highspy.Highs`` (the first one of a process prints a banner on fd 1
     before any option can be set: fd 1 is muted meanwhile), or None without highspy."""
     try:
@@ -66,7 +66,7 @@ def run_lp(c, A_eq, b_eq, A_ub=None, b_ub=None, lo=None, hi=None, time_limit=Non
     hi = np.full(n, np.inf) if hi is None else np.asarray(hi, dtype=float)
     A_ub = sp.csr_array((0, n)) if A_ub is None else sp.csr_array(A_ub)
     b_ub = np.zeros(0) if b_ub is None else np.asarray(b_ub, dtype=float)
-    h = _highs()
+    h = silent_highs()
     if h is None:  # pragma: no cover
         return _scipy(c, A_eq, b_eq, A_ub, b_ub, lo, hi, time_limit, tol)
     import highspy
