@@ -150,11 +150,7 @@ class Result:
         cells["x"] = self.x
         table = cells.groupby(keys + [m.sa], sort=True, observed=True)["x"].sum()
         table = table.unstack(m.sa, fill_value=0.0)
-        records = self.structure.records
-        if set(keys) <= set(records.columns):
-            sizes = records.groupby(keys, sort=True, observed=True).size()
-        else:  # pooled releases: a class's groups ("r1:g1|r2:g3") are in the classes only
-            sizes = self.structure.classes.groupby(keys, sort=True, observed=True)["n"].sum()
+        sizes = self.structure.records_by(keys)
         table = table.div(sizes.reindex(table.index).to_numpy(dtype=float), axis=0)
         columns = sorted(table.columns, key=str)
         table = table[columns]

@@ -26,11 +26,6 @@ def _person_class(model):
     return model.structure.person_class
 
 
-def _records(model) -> pd.DataFrame:
-    """The records (pooled releases: people) the posteriors' denominators count."""
-    return model.structure.records
-
-
 def _z_mask(model) -> np.ndarray:
     """Cells that are values (not group placements of pooled releases)."""
     if "kind" in model.cells.columns:
@@ -133,14 +128,7 @@ def targets(model, by, values) -> _Targets:
     groups = sub.groupby(keys, sort=True, observed=True)
     key_index = pd.MultiIndex.from_frame(groups.size().index.to_frame(index=False))
     key_code = groups.ngroup().to_numpy()
-    records = _records(model)
-    if all(k in records.columns for k in keys):
-        sizes = records.groupby(keys, sort=True, observed=True).size()
-        den = sizes.reindex(key_index).to_numpy(dtype=float)
-    else:  # pooled releases by group: the classes count the people
-        cl = model.classes
-        sizes = cl.groupby(keys, sort=True, observed=True)["n"].sum()
-        den = sizes.reindex(key_index).to_numpy(dtype=float)
+    den = model.structure.records_by(keys).reindex(key_index).to_numpy(dtype=float)
     v_index = pd.Index(keep_values)
     v_code = v_index.get_indexer(sub[sa])
     on = v_code >= 0

@@ -141,6 +141,14 @@ class Structure:
             return len(self.person_class)
         return len(self.records)
 
+    def records_by(self, keys: list) -> pd.Series:
+        """How many records (pooled releases: people) each value of ``keys`` has: the
+        denominators of P(s | keys). A pooled class's groups across releases ("r1:1, r2:2")
+        are a column of the classes only, so those keys are counted there."""
+        if set(keys) <= set(self.records.columns):
+            return self.records.groupby(keys, sort=True, observed=True).size()
+        return self.classes.groupby(keys, sort=True, observed=True)["n"].sum()
+
     @property
     def value_cell(self) -> np.ndarray:
         """True for cells that hold a sensitive value (False for placement cells)."""
