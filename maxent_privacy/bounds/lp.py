@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
+from ..solve.forced_zeros import max_support
 from ..solve.highs import silent_highs
 from .closed_form import Pieces
 
@@ -375,8 +376,9 @@ def zero_cells(lp: LP, solve, w, n: int):
     Each round maximizes the weighted sum of the cells not yet seen positive; the cells
     the optimal table makes positive are dropped, until an optimum of 0 certifies the
     rest. A vertex shows few new cells per round, so after :data:`ZERO_ROUNDS` rounds one
-    homogenized LP (:func:`max_support`) finds every cell that some table makes positive
-    at once; the next round certifies the rest as before (and goes on if it does not)."""
+    homogenized LP (:func:`~maxent_privacy.solve.forced_zeros.max_support`) finds every
+    cell that some table makes positive at once; the next round certifies the rest as
+    before (and goes on if it does not)."""
     R = np.ones(n, dtype=bool)
     Z = np.zeros(n, dtype=bool)
     zero_bound, zero_viol = 0.0, 0.0
@@ -395,53 +397,13 @@ def zero_cells(lp: LP, solve, w, n: int):
         if not R.any():
             break
         if round_ == ZERO_ROUNDS - 1:
-            support = max_support(lp, R)
+            left = None if lp.budget is None else lp.budget.left()
+            support = None
+            if left is None or left > 0:
+                support = max_support(lp.E, lp.e, lp.G, lp.g, R, time_limit=left)
             if support is not None:
                 R &= ~support
     return Z, zero_bound, zero_viol
-
-
-def max_support(lp: LP, R: np.ndarray) -> np.ndarray | None:
-    """The cells of ``R`` that some table of ``lp`` makes positive, by one LP (None when it
-    does not finish): ``max sum t`` over ``E x = lam e``, ``G x <= lam g``, ``t <= x_R``,
-    ``0 <= t <= 1``, ``x >= 0``, ``lam >= 1``. The tables scaled by ``lam >= 1`` are a
-    cone, and a sum of tables is one of it: at the optimum every cell that one table
-    makes positive has ``t = 1``, every other ``t = 0``."""
-    from scipy.optimize import linprog
-
-    idx = np.flatnonzero(R)
-    k, n = len(idx), lp.n
-    E, G = sp.csr_array(lp.E), sp.csr_array(lp.G)
-    pick = sp.csr_array((-np.ones(k), (np.arange(k), idx)), shape=(k, n))
-    A_eq = sp.hstack([E, sp.csr_array((E.shape[0], k)), -lp.e.reshape(-1, 1)], format="csr")
-    A_ub = sp.vstack(
-        [
-            sp.hstack([G, sp.csr_array((G.shape[0], k)), -lp.g.reshape(-1, 1)]),
-            sp.hstack([pick, sp.identity(k, format="csr"), sp.csr_array((k, 1))]),
-        ],
-        format="csr",
-    )
-    options = {}
-    if lp.budget is not None:
-        left = lp.budget.left()
-        if left <= 0:
-            return None
-        options["time_limit"] = float(left)
-    res = linprog(
-        np.concatenate([np.zeros(n), -np.ones(k), [0.0]]),
-        A_ub=A_ub,
-        b_ub=np.zeros(A_ub.shape[0]),
-        A_eq=A_eq,
-        b_eq=np.zeros(E.shape[0]),
-        bounds=[(0, None)] * n + [(0, 1)] * k + [(1, None)],
-        method="highs",
-        options=options,
-    )
-    if res.status != 0:
-        return None
-    support = np.zeros(n, dtype=bool)
-    support[idx] = res.x[n : n + k] > 0.5
-    return support
 
 
 def zero_upper_bounds(op: Open, Pl, Z, w, zero_bound, zero_viol) -> np.ndarray:

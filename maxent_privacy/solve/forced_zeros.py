@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from . import tolerances as tl
 from .highs import run_lp
 
-__all__ = ["ForcedZeros", "ZeroLog", "lp_forced_zeros", "lp_status"]
+__all__ = ["ForcedZeros", "ZeroLog", "lp_forced_zeros", "lp_status", "max_support"]
 
 
 class ForcedZeros(Exception):
@@ -85,6 +85,39 @@ def lp_forced_zeros(A_eq, b_eq, G, h, suspects) -> np.ndarray:
             return left
         left = left[t <= tl.LP_POSITIVE]
     return left
+
+
+def max_support(A_eq, b_eq, G, h, cand: np.ndarray, time_limit=None) -> np.ndarray | None:
+    """The cells of ``cand`` (a mask) that some ``x >= 0`` with ``A_eq x = b_eq``,
+    ``G x <= h`` makes positive, by one LP (None when it does not finish): ``max sum t``
+    over ``A_eq x = lam b_eq``, ``G x <= lam h``, ``t <= x_cand``, ``0 <= t <= 1``,
+    ``lam >= 1``. The tables scaled by ``lam >= 1`` are a cone and a sum of tables is one
+    of it, so at the optimum every cell that one table makes positive has ``t = 1`` and
+    every other ``t = 0`` (where :func:`lp_forced_zeros` needs a round per new cell)."""
+    idx = np.flatnonzero(cand)
+    k, n = len(idx), A_eq.shape[1]
+    G = sp.csr_array((0, n)) if G is None else sp.csr_array(G)
+    h = np.zeros(0) if h is None else np.asarray(h, dtype=float)
+    pick = sp.csr_array((-np.ones(k), (np.arange(k), idx)), shape=(k, n))
+    eq = sp.hstack([A_eq, sp.csr_array((A_eq.shape[0], k)), -np.reshape(b_eq, (-1, 1))])
+    ub = sp.vstack(
+        [
+            sp.hstack([G, sp.csr_array((G.shape[0], k)), -h.reshape(-1, 1)]),
+            sp.hstack([pick, sp.identity(k, format="csr"), sp.csr_array((k, 1))]),
+        ],
+        format="csr",
+    )
+    c = np.concatenate([np.zeros(n), -np.ones(k), [0.0]])
+    lo = np.concatenate([np.zeros(n + k), [1.0]])
+    hi = np.concatenate([np.full(n, np.inf), np.ones(k), [np.inf]])
+    status, x = run_lp(
+        c, sp.csr_array(eq), np.zeros(A_eq.shape[0]), ub, np.zeros(ub.shape[0]), lo, hi, time_limit
+    )
+    if status != "optimal":
+        return None
+    support = np.zeros(n, dtype=bool)
+    support[idx] = x[n : n + k] > 0.5
+    return support
 
 
 def lp_status(A_eq, b_eq, G, h) -> str:
