@@ -163,9 +163,9 @@ def test_singled_out_person(fig1_model):
 
 
 # ----------------------------------------------------------------- six people
-def six_people():
-    members = ([3, 4, 5, 0, 1], [3, 4, 5, 1, 2], [3, 4, 5, 0, 2])
-    values = ["s1", "s2", "s2", "s3", "s3"]
+def one_bucket_model(members, values) -> MaxEntModel:
+    """Pooled releases of one bucket each: release ``r`` holds the people ``members[r]``
+    (ids) and the multiset ``values``."""
     return MaxEntModel(
         [
             Bucketized(
@@ -178,6 +178,11 @@ def six_people():
             for m in members
         ]
     )
+
+
+def six_people():
+    members = ([3, 4, 5, 0, 1], [3, 4, 5, 1, 2], [3, 4, 5, 0, 2])
+    return one_bucket_model(members, ["s1", "s2", "s2", "s3", "s3"])
 
 
 def test_six_people_of_the_issue():

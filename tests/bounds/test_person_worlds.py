@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.optimize import linprog
+from test_bounds import one_bucket_model
 
 import maxent_privacy.bounds.targets as targets_module
 from maxent_privacy import Bucketized, MaxEntModel
@@ -24,19 +25,7 @@ def seven_people() -> MaxEntModel:
     """Three releases, each one bucket of six {s1, s2, s2, s3, s3, s3}: people 3-6 in
     every release, 0, 1 and 2 in two each (issue 21, "Why" 1)."""
     members = ([3, 4, 5, 6, 0, 1], [3, 4, 5, 6, 1, 2], [3, 4, 5, 6, 0, 2])
-    values = ["s1", "s2", "s2", "s3", "s3", "s3"]
-    return MaxEntModel(
-        [
-            Bucketized(
-                pd.DataFrame({"pid": m, "q": "x", "g": 1, "s": values}),
-                qi=["q"],
-                sa="s",
-                group="g",
-                person="pid",
-            )
-            for m in members
-        ]
-    )
+    return one_bucket_model(members, ["s1", "s2", "s2", "s3", "s3", "s3"])
 
 
 def test_seven_people_of_the_issue():
