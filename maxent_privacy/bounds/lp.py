@@ -98,39 +98,43 @@ class LP:
             self.h.setOptionValue("time_limit", self.h.getRunTime() + float(left))
         self.set_cost(c)
         if cold and self.warm:
-            self.h.clearSolver()
-            self.h.setOptionValue("simplex_strategy", 1)
-            self.h.setOptionValue("presolve", "on")
+            self._from_scratch()
         elif self.warm:
             self.h.setOptionValue("simplex_strategy", 4)  # primal: the basis stays feasible
             self.h.setOptionValue("presolve", "off")
-        self.h.run()
-        status = self.h.getModelStatus()
+        status = self._run()
         if status == hs.HighsModelStatus.kOptimal:
-            self.warm = True
-            sol = self.h.getSolution()
-            x = np.asarray(sol.col_value)
-            y = np.asarray(sol.row_dual)
-            return "optimal", x, y, float(c @ x)
+            return self._optimal(c)
         if status in (hs.HighsModelStatus.kInfeasible, hs.HighsModelStatus.kUnboundedOrInfeasible):
             return "infeasible", None, None, np.nan  # (bounded: every cell is in a data row)
         if self.warm and status != hs.HighsModelStatus.kTimeLimit:  # once more from scratch
-            self.h.clearSolver()
-            self.h.setOptionValue("simplex_strategy", 1)
-            self.h.setOptionValue("presolve", "on")
+            self._from_scratch()
             self.warm = False
-            self.h.run()
-            status = self.h.getModelStatus()
+            status = self._run()
             if status == hs.HighsModelStatus.kOptimal:
-                self.warm = True
-                sol = self.h.getSolution()
-                x = np.asarray(sol.col_value)
-                return "optimal", x, np.asarray(sol.row_dual), float(c @ x)
+                return self._optimal(c)
         if status == hs.HighsModelStatus.kTimeLimit:
             if self.budget is not None:
                 self.budget.ran_out = True
             return "time", None, None, np.nan
         return self.h.modelStatusToString(status), None, None, np.nan
+
+    def _from_scratch(self) -> None:
+        """Forget the basis: dual simplex with presolve at the next run."""
+        self.h.clearSolver()
+        self.h.setOptionValue("simplex_strategy", 1)
+        self.h.setOptionValue("presolve", "on")
+
+    def _run(self):
+        self.h.run()
+        return self.h.getModelStatus()
+
+    def _optimal(self, c):
+        """The optimal answer of the last run: ("optimal", x, row duals, objective)."""
+        self.warm = True
+        sol = self.h.getSolution()
+        x = np.asarray(sol.col_value)
+        return "optimal", x, np.asarray(sol.row_dual), float(c @ x)
 
     def lower_certificate(self, c, y):
         """Our check of a dual point for ``min c'x``: (dual bound valid for every table,
