@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
 from ..solve.forced_zeros import max_support
-from ..solve.highs import silent_highs
+from ..solve.highs import pass_lp, silent_highs
 from .closed_form import Pieces
 
 #: a cell counts as positive in a table when it is above this (records)
@@ -52,25 +52,16 @@ class LP:
         h = silent_highs()
         h.setOptionValue("random_seed", 0)
         inf = highspy.kHighsInf
-        lp = highspy.HighsLp()
-        lp.num_col_ = self.n
-        lp.num_row_ = self.M.shape[0]
-        lp.col_cost_ = np.zeros(self.n)
-        lp.col_lower_ = np.zeros(self.n)
-        lp.col_upper_ = np.full(self.n, inf)
-        lp.row_lower_ = np.concatenate([self.e, np.full(G.shape[0], -inf)])
-        lp.row_upper_ = self.rhs.copy()
-        Mc = sp.csc_array(self.M)
-        Mc.sort_indices()
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = Mc.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = Mc.indices.astype(np.int32)
-        lp.a_matrix_.value_ = Mc.data.astype(float)
-        lp.a_matrix_.num_col_ = self.n
-        lp.a_matrix_.num_row_ = self.M.shape[0]
-        if integral:
-            lp.integrality_ = [highspy.HighsVarType.kInteger] * self.n
-        h.passModel(lp)
+        pass_lp(
+            h,
+            self.M,
+            np.zeros(self.n),
+            np.concatenate([self.e, np.full(G.shape[0], -inf)]),
+            self.rhs,
+            np.zeros(self.n),
+            np.full(self.n, inf),
+            integral,
+        )
         self.h = h
         self.cost = np.zeros(self.n)
         self.warm = False

@@ -7,7 +7,7 @@ HiGHS's presolve searches for dependent equations; on the rows of pooled and gen
 releases (class rows and value rows that sum to the same totals) that search alone took
 95 of the 95 s of one LP of 18,000 rows (2,000 patients; 0.3 s without it), and it grows
 faster than the rows. This runs HiGHS (``highspy``) with that one rule off, the rest of
-presolve on; without ``highspy`` it falls back on ``scipy.optimize.linprog``.
+presolve on.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> A = sp.csr_array(np.array([[1.0, 1.0]]))
@@ -26,7 +26,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["run_lp", "silent_highs"]
+__all__ = ["pass_lp", "run_lp", "silent_highs"]
 
 #: HiGHS's presolve rules are bits of ``presolve_rule_off``; this one is the search for
 #: dependent equations (``kPresolveRuleDependentEquations``)
@@ -35,11 +35,9 @@ DEPENDENT_EQUATIONS = 1 << 10
 
 def silent_highs():
     """A silent ``highspy.Highs`` (the first one of a process prints a banner on fd 1
-    before any option can be set: fd 1 is muted meanwhile), or None without highspy."""
-    try:
-        import highspy
-    except ImportError:  # pragma: no cover - highspy comes with the test environment
-        return None
+    before any option can be set: fd 1 is muted meanwhile)."""
+    import highspy
+
     try:
         sys.stdout.flush()
         saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
@@ -57,6 +55,31 @@ def silent_highs():
     return h
 
 
+def pass_lp(h, M, cost, row_lower, row_upper, col_lower, col_upper, integral=False) -> None:
+    """Give ``h`` the program ``min cost'x : row_lower <= M x <= row_upper, col_lower <= x
+    <= col_upper`` (all columns integer with ``integral``), ``M`` column by column."""
+    import highspy
+
+    Mc = sp.csc_array(M)
+    Mc.sort_indices()
+    n = Mc.shape[1]
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, Mc.shape[0]
+    lp.col_cost_ = np.asarray(cost, dtype=float)
+    lp.col_lower_ = np.asarray(col_lower, dtype=float)
+    lp.col_upper_ = np.asarray(col_upper, dtype=float)
+    lp.row_lower_ = np.asarray(row_lower, dtype=float)
+    lp.row_upper_ = np.asarray(row_upper, dtype=float)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = Mc.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = Mc.indices.astype(np.int32)
+    lp.a_matrix_.value_ = Mc.data.astype(float)
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n, Mc.shape[0]
+    if integral:
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * n
+    h.passModel(lp)
+
+
 def run_lp(c, A_eq, b_eq, A_ub=None, b_ub=None, lo=None, hi=None, time_limit=None, tol=None):
     """(status, x) of ``min c'x`` (``x`` None unless "optimal"); bounds ``lo`` (default
     0) and ``hi`` (default +inf) per column; ``time_limit`` in seconds (None: none);
@@ -66,28 +89,20 @@ def run_lp(c, A_eq, b_eq, A_ub=None, b_ub=None, lo=None, hi=None, time_limit=Non
     hi = np.full(n, np.inf) if hi is None else np.asarray(hi, dtype=float)
     A_ub = sp.csr_array((0, n)) if A_ub is None else sp.csr_array(A_ub)
     b_ub = np.zeros(0) if b_ub is None else np.asarray(b_ub, dtype=float)
-    h = silent_highs()
-    if h is None:  # pragma: no cover
-        return _scipy(c, A_eq, b_eq, A_ub, b_ub, lo, hi, time_limit, tol)
     import highspy
 
     inf = highspy.kHighsInf
-    M = sp.csc_array(sp.vstack([sp.csr_array(A_eq), A_ub], format="csr"))
-    M.sort_indices()
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n, M.shape[0]
-    lp.col_cost_ = np.asarray(c, dtype=float)
-    lp.col_lower_ = lo
-    lp.col_upper_ = np.where(np.isfinite(hi), hi, inf)
     b_eq = np.asarray(b_eq, dtype=float)
-    lp.row_lower_ = np.concatenate([b_eq, np.full(len(b_ub), -inf)])
-    lp.row_upper_ = np.concatenate([b_eq, b_ub])
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = M.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = M.indices.astype(np.int32)
-    lp.a_matrix_.value_ = M.data.astype(float)
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n, M.shape[0]
-    h.passModel(lp)
+    h = silent_highs()
+    pass_lp(
+        h,
+        sp.vstack([sp.csr_array(A_eq), A_ub], format="csr"),
+        np.asarray(c, dtype=float),
+        np.concatenate([b_eq, np.full(len(b_ub), -inf)]),
+        np.concatenate([b_eq, b_ub]),
+        lo,
+        np.where(np.isfinite(hi), hi, inf),
+    )
     h.setOptionValue("presolve_rule_off", DEPENDENT_EQUATIONS)
     if time_limit is not None:
         h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
@@ -103,24 +118,3 @@ def run_lp(c, A_eq, b_eq, A_ub=None, b_ub=None, lo=None, hi=None, time_limit=Non
     if status == S.kTimeLimit:
         return "time", None
     return h.modelStatusToString(status), None
-
-
-def _scipy(c, A_eq, b_eq, A_ub, b_ub, lo, hi, time_limit, tol):  # pragma: no cover
-    from scipy.optimize import linprog
-
-    options = {} if time_limit is None else {"time_limit": max(float(time_limit), 1e-3)}
-    if tol is not None:
-        options["primal_feasibility_tolerance"] = float(tol)
-    res = linprog(
-        c,
-        A_ub=A_ub if A_ub.shape[0] else None,
-        b_ub=b_ub if A_ub.shape[0] else None,
-        A_eq=A_eq,
-        b_eq=b_eq,
-        bounds=np.column_stack([lo, np.where(np.isfinite(hi), hi, np.inf)]),
-        method="highs",
-        options=options,
-    )
-    words = {0: "optimal", 2: "infeasible", 1: "time"}
-    status = words.get(res.status, res.message)
-    return status, (res.x if status == "optimal" else None)
