@@ -645,6 +645,7 @@ class MaxEntModel:
         verbose: bool = False,
         client=None,
         progress: bool | None = None,
+        prior=None,
         **options,
     ):
         """Maximize the entropy subject to the data and the facts; return a Result.
@@ -667,6 +668,9 @@ class MaxEntModel:
         by our own certificate (residuals at most ``tol``, duality gap) before it is
         returned. ``polish`` refines a conic solver's answer on a linear component by
         Newton steps on the Lagrange dual (``result.components["polished"]`` says where).
+        ``prior`` (a DataFrame indexed like ``posterior()``, or a callable of the classes'
+        QI frame returning one row per class): maximize ``-sum x log(x / (n_c q_c))``
+        instead, the table closest to that belief (:mod:`maxent_privacy.solve.prior`).
         Other keyword arguments are the solver's own options, checked by name (see
         :func:`maxent_privacy.solve.solver_options`); an unknown one raises.
         """
@@ -681,7 +685,7 @@ class MaxEntModel:
             progress=progress,
             solver_options=options,
         )
-        return solve_model(self, options)
+        return solve_model(self, options, prior=prior)
 
     def __repr__(self) -> str:
         return (

@@ -30,7 +30,9 @@ For our Newton solver a model with placements (generalized releases whose people
 in several groups) is first rewritten on joint cells, an ordinary maximum-entropy problem
 (:mod:`.placements`, :class:`~.placements.JointCells`), and mapped back before the
 certificate, which checks the model's own rows and objective. The rest:
-``chain`` (:class:`Chain`), ``options`` (:class:`SolveOptions`, the one solver policy),
+``prior`` (``model.solve(prior=Q)``: the base measure n_c q_c[s] of a belief, the
+I-projection), ``chain`` (:class:`Chain`), ``options`` (:class:`SolveOptions`, the one
+solver policy),
 ``hessian`` (Newton's steps), ``highs`` (one LP through HiGHS, for the forced zeros and
 the conflicts), ``tight`` (presolve's tight-bound rules on arrays) and ``tolerances``
 (every threshold the solve decides with, named once).
@@ -79,6 +81,7 @@ from .newton_backend import Newton
 from .options import MAXENT, SolveOptions, choose, exp_cone_solvers, solver_options
 from .placements import JointCells
 from .presolve import FixForcedCells
+from .prior import cell_prior, check_zero_prior, with_prior
 from .problem import MaxEntProblem, RowMap
 from .rank import DropImpliedRows
 from .scaling import ScaleFactRows
@@ -98,20 +101,28 @@ __all__ = [
 ]
 
 
-def solve(model, options: SolveOptions) -> Result:
-    """The maximum-entropy estimate of ``model``, certified (see the module docstring)."""
+def solve(model, options: SolveOptions, prior=None) -> Result:
+    """The maximum-entropy estimate of ``model``, certified (see the module docstring).
+    ``prior``: a belief over sensitive values per record class (:mod:`.prior`); the
+    answer is then the table closest to it in KL divergence."""
     options = options.checked()
     problem = model.compile()
+    fixed = np.zeros(0, dtype=int)  # cells the prior gives 0
+    if prior is not None:
+        q = cell_prior(model, prior)
+        fixed = check_zero_prior(model, problem, q)
+        problem = with_prior(problem, q)
     try:
         try:
-            return _solve(model, problem, options)
+            return _solve(model, problem, options, zeros=_prior_log(fixed))
         except SolverFailed as err:
             if options.solver is not None or choose(options, problem) != MAXENT:
                 raise
             # the default falls back on the reference path (Clarabel), and says so
             warnings.warn(f"{err}; solved with CLARABEL instead", stacklevel=3)
             clarabel = replace(options, solver="CLARABEL", client=None)
-            return _solve(model, problem, clarabel, fallback_from=f"maxent: {err}")
+            fallback = f"maxent: {err}"
+            return _solve(model, problem, clarabel, fallback, zeros=_prior_log(fixed))
     except InfeasibleKnowledge as err:
         named = explained(model, err, time_limit=_explain_budget(options))
         if named is err:
@@ -135,11 +146,22 @@ def _backend(name: str, options: SolveOptions, fallback: bool):
     return Conic(name, opts, options.polish, options.presolve, options.verbose), opts
 
 
-def _solve(model, problem: MaxEntProblem, options: SolveOptions, fallback_from=None) -> Result:
+def _prior_log(cells: np.ndarray) -> ZeroLog:
+    """A log of forced zeros that starts with the cells a prior gives 0."""
+    out = ZeroLog()
+    if len(cells):
+        out.cells = np.unique(cells)
+        out.counts["prior"] = len(out.cells)
+    return out
+
+
+def _solve(
+    model, problem: MaxEntProblem, options: SolveOptions, fallback_from=None, zeros=None
+) -> Result:
     t_start = time.perf_counter()
     name = choose(options, problem)
     backend, opts = _backend(name, options, fallback_from is not None)
-    zeros, memo = ZeroLog(), Memo()
+    zeros, memo = zeros if zeros is not None else ZeroLog(), Memo()
     # our Newton solver takes placements on joint cells (conic solvers: the model's form)
     work, joint = JointCells().apply(problem) if name == MAXENT else (problem, None)
     with runner(options.client if name == MAXENT else None) as client:

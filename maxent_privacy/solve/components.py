@@ -127,7 +127,7 @@ def _groups(labels: np.ndarray, comps: np.ndarray) -> list[np.ndarray]:
 def closed_components(red: Reduced, comp: np.ndarray, n_comp: int, has_fact) -> np.ndarray:
     """Which components have the closed form (one release only)."""
     p = red.problem
-    if not n_comp or not p.single:
+    if not n_comp or not p.single or p.weighted:
         return np.zeros(n_comp, dtype=bool)
     s = p.structure
     cls_f, gs_f = s.cell_class[red.free], s.cell_sa[red.free]

@@ -496,6 +496,18 @@ def _line_search(A, b, lam, d, r, phi, n, K, logn, row_comp, cls_comp, n_comp, s
     return lam_new, x_new, logW_new, phi_new, t
 
 
+def _entropy_floor(K: _Classes, logn, cls_comp, n_comp) -> np.ndarray:
+    """Per component, a lower bound of the objective over every table: 0 when each cell's
+    base measure is at least its class total (then every term -x log(x/n) >= 0), else
+    ``sum_c R_c min(0, min_j log(n_j / R_c))`` (a prior, :mod:`.prior`: each class's
+    cells add up to R_c, so their terms add up to at least R_c times the smallest
+    log(n_j / R_c)). The dual bound below it proves that no table exists."""
+    with np.errstate(divide="ignore"):
+        low = -K.max(-logn) - np.log(np.maximum(K.R, 1e-300))
+    per_class = np.where(K.R > 0, K.R * np.minimum(0.0, low), 0.0)
+    return np.bincount(cls_comp, weights=per_class, minlength=n_comp)
+
+
 def _below_zero(phi, rlog, rsum, lam, b, logW, K: _Classes, comps, n_signed: int) -> bool:
     """Raises :class:`DualUnbounded` on the components whose dual bound ``phi - rlog``
     fell below 0 (their rows have no answer); returns whether some of the last
@@ -553,6 +565,7 @@ def _newton_eq(
     phi = _phi_parts(lam, empty, b, empty, logW, K, row_comp, row_comp[:0], cls_comp, n_comp)
     rlog = np.bincount(cls_comp, weights=-entropy_terms(K.R, 1.0), minlength=n_comp)  # R log R
     rsum = np.bincount(cls_comp, weights=K.R, minlength=n_comp)
+    rlog += _entropy_floor(K, logn, cls_comp, n_comp)  # (the test: phi - rlog < floor)
     it = stall = stalled_for = 0
     stalled = False
     history: list[float] = []
