@@ -14,6 +14,9 @@ Modules:
   whole-release tables; ``prior`` holds the QI-based prior and its checks, ``worlds`` the
   exact possible-worlds posteriors (permanents) it rests on
 - ``metrics``: privacy metrics of a solved model (breaches, estimation accuracy)
+- ``definetti``: Kifer's deFinetti attack, an adversary that learns from the release;
+  ``learners`` its classifiers (naive Bayes, logistic regression), ``projection`` its
+  projections onto the tables a release allows
 
 Old paths stay importable: ``maxent_privacy.attacks``, ``.channels``, ``.robustness`` and
 ``.metrics`` are these modules.

@@ -125,9 +125,10 @@ def _groups(labels: np.ndarray, comps: np.ndarray) -> list[np.ndarray]:
 
 
 def closed_components(red: Reduced, comp: np.ndarray, n_comp: int, has_fact) -> np.ndarray:
-    """Which components have the closed form (one release only)."""
+    """Which components have the closed form (one release only; with a prior, solved by
+    matrix scaling instead: :class:`.closed_form.MatrixScaling`)."""
     p = red.problem
-    if not n_comp or not p.single or p.weighted:
+    if not n_comp or not p.single:
         return np.zeros(n_comp, dtype=bool)
     s = p.structure
     cls_f, gs_f = s.cell_class[red.free], s.cell_sa[red.free]

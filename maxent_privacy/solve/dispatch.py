@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import tolerances as tl
-from .closed_form import ClosedForm
+from .closed_form import ClosedForm, MatrixScaling
 from .components import Parts, PartSolution
 from .forced_zeros import ForcedZeros
 from .newton_backend import Newton, run_job
@@ -176,7 +176,8 @@ def solve_parts(parts: Parts, backend, memo: Memo, client, progress) -> list[Par
     out = []
     closed = np.flatnonzero(parts.closed)
     if len(closed):
-        out.append(ClosedForm().solve(red, parts.take(closed)))
+        closed_form = MatrixScaling() if red.problem.weighted else ClosedForm()
+        out.append(closed_form.solve(red, parts.take(closed)))
     reused, todo = memo.lookup(red, parts, np.flatnonzero(~parts.closed))
     out.extend(reused)
     if not len(todo):

@@ -136,7 +136,8 @@ class MaxEntProblem:
     eq_groups: tuple  # ((first row in F_eq, row groups) of facts whose rows share a Qv
     convex: tuple[Fact, ...]
     rows: RowMap
-    #: the base measure is not the class size (a prior, :mod:`.prior`): no closed form
+    #: the base measure is not the class size (a prior, :mod:`.prior`): matrix scaling
+    #: instead of the closed form
     weighted: bool = False
 
     @property
