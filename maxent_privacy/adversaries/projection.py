@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SolverFailed
+from ..solve.closed_form import BucketNewton
 
 __all__ = ["Solves", "Scaling", "expected_table", "projector"]
 
@@ -86,90 +87,6 @@ def _scale(w, a, b, cls, gs, R, C, bucket, tol=1e-12, max_sweeps=100_000) -> Non
                 return
 
 
-#: buckets up to this many classes + values go to the batched Newton of :class:`_Buckets`
-NEWTON_MAX_DIM = 40
-
-
-class _Buckets:
-    """The I-projection of every bucket at once by Newton's method on its dual, batched:
-    ``x[c, s] = w[c, s] exp(alpha_c + beta_s)`` with the bucket's class totals ``R`` and
-    value totals ``C``; one dense (classes + values - 1) system per bucket (beta of the
-    bucket's first value fixed at 0), a backtracking step per bucket, warm-started from
-    the previous call. Quadratic convergence where alternate scaling crawls (priors with
-    entries near 0)."""
-
-    def __init__(self, cls, gs, bucket, R, C):
-        frame = pd.DataFrame({"b": bucket, "c": cls, "g": gs})
-        self.bi = pd.factorize(frame["b"])[0]
-        self.ci = frame.groupby("b")["c"].rank(method="dense").to_numpy(int) - 1
-        self.si = frame.groupby("b")["g"].rank(method="dense").to_numpy(int) - 1
-        B, Cm, Sm = self.bi.max() + 1, self.ci.max() + 1, self.si.max() + 1
-        self.shape = (B, Cm, Sm)
-        self.R = np.zeros((B, Cm))
-        self.R[self.bi, self.ci] = R[cls]
-        self.C = np.zeros((B, Sm))
-        self.C[self.bi, self.si] = C[gs]
-        self.alpha, self.beta = np.zeros((B, Cm)), np.zeros((B, Sm))
-        self.scale = np.maximum(self.R.max(axis=1), 1.0)
-
-    @staticmethod
-    def fits(cls, gs, bucket) -> bool:
-        frame = pd.DataFrame({"b": bucket, "c": cls, "g": gs})
-        dims = frame.groupby("b")["c"].nunique() + frame.groupby("b")["g"].nunique()
-        return bool(len(dims)) and int(dims.max()) <= NEWTON_MAX_DIM
-
-    def _dual(self, W, alpha, beta):
-        with np.errstate(over="ignore"):
-            E = W * np.exp(np.minimum(alpha[:, :, None] + beta[:, None, :], 700.0))
-        f = E.sum(axis=(1, 2)) - (self.R * alpha).sum(1) - (self.C * beta).sum(1)
-        return E, f
-
-    def __call__(self, w: np.ndarray, tol: float = 1e-12, max_iter: int = 200) -> np.ndarray:
-        B, Cm, Sm = self.shape
-        W = np.zeros(self.shape)
-        W[self.bi, self.ci, self.si] = w
-        alpha, beta = self.alpha, self.beta
-        E, f = self._dual(W, alpha, beta)
-        for _ in range(max_iter):
-            r, c = E.sum(axis=2), E.sum(axis=1)
-            g = np.concatenate([r - self.R, (c - self.C)[:, 1:]], axis=1)
-            if np.max(np.abs(g) / self.scale[:, None], initial=0.0) <= tol:
-                break
-            n = Cm + Sm - 1
-            H = np.zeros((B, n, n))
-            H[:, :Cm, :Cm] = r[:, :, None] * np.eye(Cm)
-            H[:, Cm:, Cm:] = c[:, 1:, None] * np.eye(Sm - 1)
-            H[:, :Cm, Cm:] = E[:, :, 1:]
-            H[:, Cm:, :Cm] = np.transpose(E[:, :, 1:], (0, 2, 1))
-            diag = np.einsum("bii->bi", H)
-            diag[diag <= 0] = 1.0  # padding (and empty rows): no move
-            d = -np.linalg.solve(H, g[:, :, None])[:, :, 0]
-            da = d[:, :Cm]
-            db = np.concatenate([np.zeros((B, 1)), d[:, Cm:]], axis=1)
-            slope = (g * d).sum(axis=1)
-            # near the answer f changes below its rounding: take the full Newton step
-            near = np.max(np.abs(g) / self.scale[:, None], axis=1) <= 1e-6
-            t = np.ones(B)
-            todo = np.ones(B, dtype=bool)
-            new_a, new_b, new_E, new_f = alpha.copy(), beta.copy(), E.copy(), f.copy()
-            for _ in range(40):  # backtracking per bucket (Armijo)
-                k = np.flatnonzero(todo)
-                a_k = alpha[k] + t[k, None] * da[k]
-                b_k = beta[k] + t[k, None] * db[k]
-                E_k = W[k] * np.exp(np.minimum(a_k[:, :, None] + b_k[:, None, :], 700.0))
-                f_k = E_k.sum(axis=(1, 2)) - (self.R[k] * a_k).sum(1) - (self.C[k] * b_k).sum(1)
-                ok = (f_k <= f[k] + 1e-4 * t[k] * slope[k]) | (near[k] & (t[k] == 1.0))
-                acc = k[ok]
-                new_a[acc], new_b[acc], new_E[acc], new_f[acc] = a_k[ok], b_k[ok], E_k[ok], f_k[ok]
-                todo[acc] = False
-                t[k[~ok]] /= 2
-                if not todo.any():
-                    break
-            alpha, beta, E, f = new_a, new_b, new_E, new_f
-        self.alpha, self.beta = alpha, beta
-        return E[self.bi, self.ci, self.si]
-
-
 class Scaling(Solves):
     """Warm-started matrix scaling per bucket (one release, every component closed)."""
 
@@ -195,8 +112,8 @@ class Scaling(Solves):
         self.bucket = s.sa_bucket[self.gs]
         self.a, self.b = np.ones(len(s.class_n)), np.ones(len(s.sa_n))
         self.newton = (
-            _Buckets(self.cls, self.gs, self.bucket, self.R, self.C)
-            if _Buckets.fits(self.cls, self.gs, self.bucket)
+            BucketNewton(self.cls, self.gs, self.bucket, self.R, self.C)
+            if BucketNewton.fits(self.cls, self.gs, self.bucket)
             else None
         )
 
