@@ -121,6 +121,7 @@ _LAZY = {
     "SolverFailed": ".errors",
     "SolverNotInstalled": ".errors",
     "SolverOptionError": ".errors",
+    "StaleResult": ".errors",
     "UnsupportedModel": ".errors",
     "Generalized": ".releases.generalized",
     "count_having": ".knowledge.vague",
@@ -175,6 +176,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
         SolverFailed,
         SolverNotInstalled,
         SolverOptionError,
+        StaleResult,
         UnsupportedModel,
     )
     from .knowledge import rules
@@ -220,6 +222,7 @@ __all__ = [
     "SolverNotInstalled",
     "SolverOptionError",
     "SolveOptions",
+    "StaleResult",
     "Structure",
     "UnsupportedModel",
     "between",

@@ -51,6 +51,16 @@ class SolverOptionError(MaxEntError, ValueError):
     """An option of a solve is unknown to the solver, ill-typed or out of range."""
 
 
+class StaleResult(MaxEntError, RuntimeError):
+    """A :class:`~maxent_privacy.results.Result` used after its model changed.
+
+    ``model.add``, ``model.remove``, ``model.person`` (or any change to ``model.facts``)
+    after ``model.solve()`` make the result's estimate belong to another model: the
+    methods that read the model again (bounds, risk table, report, ...) refuse to mix
+    them; solve the model again.
+    """
+
+
 class OutputError(MaxEntError, OSError):
     """An output file could not be written (disk full, no such folder, no permission).
 
@@ -67,3 +77,8 @@ class OutputError(MaxEntError, OSError):
 
     def __reduce__(self):
         return type(self), (self.args[0], self.filename, self.errno)
+
+
+class SameFileError(MaxEntError, ValueError):
+    """An output path names an input file (a release, population or knowledge file) or
+    another output of the same call, directly or through a link: nothing was written."""

@@ -17,6 +17,14 @@ The helpers cover the writers we use: :func:`write_text`, :func:`write_bytes`,
 :func:`write_frame` (CSV, or Parquet by extension when pyarrow is installed) and
 :func:`save_figure` (a matplotlib figure in the format of the extension).
 
+Several files as one unit: :func:`write_together` writes every file to its temporary file
+first and renames them into place only when all are written; if anything fails or is
+interrupted (Ctrl-C) on the way, even between two renames, every old file is put back
+byte for byte and no temporary file is left. Inputs are never outputs:
+:func:`check_outputs` refuses (:class:`~maxent_privacy.errors.SameFileError`) an output
+path that is an input file or another output, compared by :func:`same_file` (the real
+path, and :func:`os.path.samefile` where both exist: symbolic and hard links).
+
 The module is plumbing for the command line, the report, the benchmark scripts and
 ``notebooks/run_all.py``, not part of the privacy API; anyone who needs the same guarantee
 may use it. (It was ``maxent_privacy._io`` before the package had wings; that name still
@@ -42,15 +50,19 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import OutputError
+from .errors import OutputError, SameFileError
 
 __all__ = [
     "atomic_write",
+    "check_outputs",
     "check_target",
+    "frame_bytes",
+    "same_file",
     "save_figure",
     "write_bytes",
     "write_frame",
     "write_text",
+    "write_together",
 ]
 
 _MODES = {"w": "w", "wt": "w", "wb": "wb"}
@@ -209,20 +221,25 @@ def write_frame(path, frame, *, format: str | None = None, **kwargs) -> None:
             filename=str(target),
         )
     if fmt == "parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise OutputError(
-                f"cannot write {target}: Parquet needs pyarrow (pip install pyarrow); "
-                "or write a .csv file",
-                filename=str(target),
-            ) from None
         with atomic_write(target, "wb") as fh:
-            frame.to_parquet(fh, **kwargs)
+            _parquet(target, frame, fh, kwargs)
         return
     encoding = kwargs.pop("encoding", "utf-8")
     with atomic_write(target, "w", encoding=encoding, newline="") as fh:
         frame.to_csv(fh, **kwargs)
+
+
+def _parquet(target: Path, frame, fh, kwargs: dict) -> None:
+    """``frame.to_parquet(fh)``; without pyarrow an OutputError naming ``target``."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise OutputError(
+            f"cannot write {target}: Parquet needs pyarrow (pip install pyarrow); "
+            "or write a .csv file",
+            filename=str(target),
+        ) from None
+    frame.to_parquet(fh, **kwargs)
 
 
 def save_figure(path, fig, *, format: str | None = None, **kwargs) -> None:
@@ -241,3 +258,239 @@ def save_figure(path, fig, *, format: str | None = None, **kwargs) -> None:
         format = matplotlib.rcParams["savefig.format"]
     with atomic_write(target, "wb") as fh:
         fig.savefig(fh, format=format, **kwargs)
+
+
+def frame_bytes(path, frame, *, format: str | None = None, **kwargs) -> bytes:
+    """The bytes :func:`write_frame` would write to ``path`` (CSV or Parquet, by the
+    extension unless ``format`` is given), to hand to :func:`write_together`."""
+    import io
+
+    target = _target(path)
+    fmt = format or _FRAME_FORMATS.get(target.suffix.lower())
+    if fmt == "parquet":
+        with io.BytesIO() as buffer:
+            _parquet(target, frame, buffer, kwargs)
+            return buffer.getvalue()
+    if fmt != "csv":
+        raise OutputError(
+            f"cannot write {target}: give a .csv, .parquet or .pq file name (or format=)",
+            filename=str(target),
+        )
+    encoding = kwargs.pop("encoding", "utf-8")
+    kwargs.setdefault("lineterminator", os.linesep)
+    return frame.to_csv(None, **kwargs).encode(encoding)
+
+
+# ------------------------------------------------------------------ inputs are not outputs
+def same_file(a, b) -> bool:
+    """Whether paths ``a`` and ``b`` name one file: the same real path (links resolved,
+    case folded where the system folds it), or :func:`os.path.samefile` when both exist
+    (hard links, a case-insensitive disk)."""
+    try:
+        if os.path.samefile(a, b):
+            return True
+    except (OSError, ValueError):
+        pass
+    real = [os.path.normcase(os.path.realpath(os.fspath(p))) for p in (a, b)]
+    return real[0] == real[1]
+
+
+def _labelled(paths, default: str) -> list[tuple[str, str]]:
+    """``[(label, path)]`` from ``{label: path}``, a path or paths; None entries dropped
+    (a mapping's value may itself be a list of paths)."""
+    if paths is None:
+        return []
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    items = paths.items() if hasattr(paths, "items") else ((default, p) for p in paths)
+    out = []
+    for label, value in items:
+        values = [value] if isinstance(value, (str, bytes, os.PathLike)) else value or []
+        out += [(str(label), os.fsdecode(v)) for v in values if v is not None]
+    return out
+
+
+def check_outputs(outputs, inputs=()) -> None:
+    """Refuse, before anything is written, an output that is an input or another output.
+
+    ``outputs`` and ``inputs`` are ``{label: path}`` (a label like ``"--risk-out"`` or
+    ``"the release"``; a value may be a list of paths, or None) or plain paths. Raises
+    :class:`~maxent_privacy.errors.SameFileError`, one line naming both paths, when two
+    name the same file (:func:`same_file`: through a symbolic or hard link too).
+    """
+    outs = _labelled(outputs, "the output")
+    ins = _labelled(inputs, "the input")
+    for k, (label, path) in enumerate(outs):
+        for in_label, in_path in ins:
+            if same_file(path, in_path):
+                raise SameFileError(
+                    f"{label} {path} is {in_label} {in_path}{_via(path, in_path)}: an output "
+                    "never overwrites an input; give another file name"
+                )
+        for other_label, other in outs[k + 1 :]:
+            if same_file(path, other):
+                raise SameFileError(
+                    f"{label} {path} and {other_label} {other} are one file"
+                    f"{_via(path, other)}: give each output its own file name"
+                )
+
+
+def _via(a: str, b: str) -> str:
+    """How two differently spelled paths are one file: `` (a resolves to ...)``, or ``
+    (a hard link)``; nothing when they are spelled alike."""
+    if os.path.abspath(a) == os.path.abspath(b):
+        return ""
+    for path in (a, b):
+        real = os.path.realpath(path)
+        if real != os.path.abspath(path):
+            return f" ({path} resolves to {real})"
+    return " (hard links to one file)"
+
+
+# ------------------------------------------------------------------ several files, one unit
+def _write_temp(target: Path, data) -> Path:
+    """Write ``data`` (bytes, str as UTF-8, or a callable given the binary file) into a new
+    temporary file next to ``target``, flushed and fsynced; its path."""
+    fd, tmp = _open_temp(target)
+    try:
+        try:
+            mode_bits = os.stat(target).st_mode & 0o7777
+        except OSError:
+            mode_bits = None
+        if mode_bits is not None and hasattr(os, "fchmod"):
+            os.fchmod(fd, mode_bits)
+        with os.fdopen(fd, "wb") as fh:
+            fd = -1
+            if callable(data):
+                data(fh)
+            else:
+                fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _backup(target: Path) -> Path | None:
+    """A second name for the old file at ``target`` (a hard link; a copy where links are
+    not allowed), so that it can be put back; None when there is no old file."""
+    if not target.exists():
+        return None
+    for _ in range(100):
+        backup = target.with_name(f".{target.name[:200]}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.link(target, backup)
+            return backup
+        except FileExistsError:
+            continue
+        except OSError:
+            import shutil
+
+            os.close(os.open(backup, _CREATE, 0o600))
+            try:
+                shutil.copy2(target, backup)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
+                raise
+            return backup
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target.parent))
+
+
+@contextlib.contextmanager
+def _sigint_deferred(flag: list) -> Iterator[None]:
+    """Ctrl-C during the block is noted in ``flag`` instead of raised (main thread, default
+    handler only; elsewhere the block runs as is)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+    except (ValueError, OSError):  # pragma: no cover - no signals here
+        previous = None
+    if previous is not signal.default_int_handler:
+        yield
+        return
+    signal.signal(signal.SIGINT, lambda *_: flag.append(True))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def write_together(files) -> None:
+    """Write several files as one unit: all of them, or none.
+
+    ``files`` is ``{path: data}``, data being ``bytes``, ``str`` (written as UTF-8) or a
+    callable that writes into the binary file object it is given. Every file is written to
+    a temporary file in its target's folder (flushed, fsynced, an existing target's
+    permission bits copied); only when all are written are they renamed into place. If
+    anything fails before the last rename (a disk full, an error in a callable, Ctrl-C,
+    even between two renames) every target is as it was, byte for byte (a file that did
+    not exist does not appear) and no temporary file is left; the error is raised, an
+    :class:`OSError` as :class:`OutputError` naming its path. A Ctrl-C during the renames
+    is held until they end, then undoes them and raises :class:`KeyboardInterrupt`.
+    Two paths that are the same file are refused (:class:`SameFileError`).
+    """
+    items = [(_target(path), data) for path, data in files.items()]
+    check_outputs([t for t, _ in items])
+    for target, _ in items:
+        if target.is_dir():
+            check_target(target)
+    temps: dict[Path, Path] = {}
+    backups: dict[Path, Path | None] = {}
+    done: list[Path] = []
+    current = None
+    try:
+        for target, data in items:
+            current = target
+            temps[target] = _write_temp(target, data)
+        interrupted: list = []
+        with _sigint_deferred(interrupted):
+            for target, _ in items:
+                current = target
+                backups[target] = _backup(target)
+            for target, _ in items:
+                current = target
+                done.append(target)  # before: a rename interrupted on its way is undone too
+                os.replace(temps[target], target)
+                del temps[target]
+            if interrupted:
+                raise KeyboardInterrupt
+            for folder in {t.parent for t in done}:
+                _fsync_folder(folder)
+    except BaseException as exc:
+        with _sigint_deferred([]):  # a second Ctrl-C cannot stop the undoing
+            _undo(done, backups)
+            for tmp in [*temps.values(), *(b for b in backups.values() if b is not None)]:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+            raise _output_error(exc, current) from exc
+        if hasattr(exc, "add_note") and not isinstance(exc, OutputError) and current:
+            exc.add_note(f"(while writing {current}: no file was changed)")
+        raise
+    for backup in backups.values():
+        if backup is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(backup)
+
+
+def _undo(done: list[Path], backups: dict) -> None:
+    """Put back the old file of every target already renamed over (or remove the new
+    file where there was none)."""
+    for target in reversed(done):
+        backup = backups.get(target)
+        with contextlib.suppress(OSError):
+            if backup is None:
+                os.unlink(target)
+            else:  # (a no-op if the rename never happened: both are links to the old file)
+                os.replace(backup, target)

@@ -104,6 +104,8 @@ class Result:
         self.model = model
         # the model may change later (persons added): keep what this answer refers to
         self.structure = structure = model.structure
+        #: the model's revision this answer was solved from (see :meth:`check_current`)
+        self._solved_from = (structure, tuple(getattr(model, "facts", ())))
         z = structure.value_cell  # placements (pooled releases) are not posteriors
         self._person_names = [p.name for p in model.persons]
         self._person_class = structure.person_class
@@ -161,7 +163,9 @@ class Result:
 
     def person_posterior(self) -> pd.DataFrame:
         """P(S | person): one row per person id (releases with a ``person`` column, pooled
-        releases) and per individual singled out with ``model.person``."""
+        releases) and per individual singled out with ``model.person`` before the solve.
+        It reads only this answer's own snapshot of the model (its structure and people),
+        so it stays true after the model changes; someone singled out later is not in it."""
         m = self.model
         values = sorted(self._cells[m.sa].unique().tolist(), key=str)
         frames = []
@@ -220,12 +224,13 @@ class Result:
 
     # -------------------------------------------------------------- reports
     def summary(self) -> str:
-        """A few lines of text: sizes, solver, status, certificate and duals."""
-        m = self.model
+        """A few lines of text: sizes, solver, status, certificate and duals (of the model
+        as it was solved)."""
+        st = self.structure
         s = self.solver_stats
         lines = [
-            f"Privacy-MaxEnt result: {m.n_records} records, {len(m.classes)} classes, "
-            f"{m.n_cells} cells, {len(m.facts)} facts",
+            f"Privacy-MaxEnt result: {st.n_records} records, {len(st.classes)} classes, "
+            f"{st.n_cells} cells, {len(self._solved_from[1])} facts",  # as solved
             f"solver {s['solver']}: status {self.status}; {s['components']} components "
             f"({s['closed_form']} closed form, {s['solved']} solved), "
             f"{s['fixed_by_presolve']} cells fixed by presolve, "
@@ -248,9 +253,10 @@ class Result:
         rows = [
             (
                 "records / classes / cells",
-                f"{self.model.n_records} / {len(self.model.classes)} / {self.model.n_cells}",
+                f"{self.structure.n_records} / {len(self.structure.classes)} / "
+                f"{self.structure.n_cells}",
             ),
-            ("facts", str(len(self.model.facts))),
+            ("facts", str(len(self._solved_from[1]))),
             ("solver", f"{s['solver']} ({self.status})"),
             ("components", f"{s['components']} ({s['closed_form']} closed form)"),
             ("entropy H(S|Q,B)", f"{c.entropy:.6f} nats/record"),
@@ -298,18 +304,55 @@ class Result:
         what = {"person": "people", "group": "(QI value, group) rows"}.get(by, "QI values")
         return plot_posterior(table, ax=ax, cmap=cmap, annotate=annotate, top=top, what=what)
 
-    def risk_table(self, threshold: float = 0.5) -> pd.DataFrame:
+    def check_current(self, what: str = "this result", people_only: bool = False) -> None:
+        """Raise :class:`~maxent_privacy.errors.StaleResult` when the model changed since
+        this result was solved: facts added, removed or replaced (any change to
+        ``model.facts``), people singled out with ``model.person`` (``people_only``: only
+        the latter). ``what`` (the method called) starts the message. :meth:`bounds`,
+        :meth:`risk_table`, :meth:`report` and :meth:`person_posterior` call it: they read
+        the model again and would mix this estimate with another model's facts or people.
+        """
+        from .errors import StaleResult
+
+        m = self.model
+        structure, facts = self._solved_from
+        now = list(getattr(m, "facts", ()))
+        people = getattr(m, "structure", structure) is not structure
+        same = len(now) == len(facts) and all(a is b for a, b in zip(now, facts, strict=True))
+        if not people and (same or people_only):
+            return
+        old = {id(f) for f in facts}
+        added = [f.name for f in now if id(f) not in old]
+        kept = {id(f) for f in now}
+        removed = [f.name for f in facts if id(f) not in kept]
+        changes = []
+        if people:
+            changes.append("people were singled out with model.person(...)")
+        if added and not people:
+            changes.append("facts were added (" + ", ".join(map(repr, added[:3])) + ")")
+        if removed and not people:
+            changes.append("facts were removed (" + ", ".join(map(repr, removed[:3])) + ")")
+        if not changes:
+            changes.append("its facts changed")
+        raise StaleResult(
+            f"{what}: the model changed after this result was solved ({'; '.join(changes)}); "
+            "this estimate belongs to the model as it was: solve again (model.solve())"
+        )
+
+    def risk_table(self, threshold: float = 0.5, **options) -> pd.DataFrame:
         """Who is at risk: one row per person (or QI value and group), worst first; see
-        :func:`maxent_privacy.report.risk_table`."""
+        :func:`maxent_privacy.report.risk_table` (``options`` go there: ``csv_safe=False``
+        keeps formula-like text cells raw)."""
         from .report.risk import risk_table
 
-        return risk_table(self, threshold=threshold)
+        return risk_table(self, threshold=threshold, **options)
 
     def report(self, path, threshold: float = 0.5, **options) -> None:
         """Write a self-contained HTML risk report for a privacy officer to ``path``; see
         :func:`maxent_privacy.report.write_report` (``options`` go there)."""
         from .report.html import write_report
 
+        self.check_current("report()")
         write_report(self, path, threshold=threshold, **options)
 
     def bounds(
@@ -328,6 +371,7 @@ class Result:
         """
         from .bounds.intervals import bounds, maxent_column
 
+        self.check_current("bounds()")
         frame = bounds(self.model, by=by, values=values, exact=exact, **options)
         frame.insert(1, "maxent", maxent_column(self, frame, by))
         return frame

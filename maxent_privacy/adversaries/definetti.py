@@ -23,7 +23,7 @@ the learned posterior lies inside the certified bounds of :meth:`MaxEntModel.bou
 0.5
 >>> learned = definetti(model)       # F goes with flu in buckets 1 and 3: learned
 >>> round(float(learned.posterior(by="group").loc[("F", 2), "flu"]), 3)
-0.9
+0.565
 """
 
 from __future__ import annotations

@@ -125,8 +125,11 @@ def breaches(
       disease  lower  upper
     2     Flu    0.5    1.0
     """
-    if not 0 < threshold <= 1:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    ok = isinstance(threshold, (int, float, np.integer, np.floating))
+    if not ok or isinstance(threshold, bool) or not 0 < threshold <= 1:  # NaN too
+        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
+    if by not in (None, "group", "person", "class"):
+        raise ValueError(f"by must be None, 'group', 'person' or 'class', got {by!r}")
     if worst_case:
         return _worst_case_breaches(result, threshold, by, options)
     if by == "person":

@@ -15,6 +15,8 @@ Modules:
 - ``worlds``: possible worlds by mixed-integer programs (``exact=True``)
 - ``frame``: the frame's rows read off the count bounds: shares (``by=None``, ``"group"``,
   ``"class"``) or individuals (``by="person"``), with their certificates
+- ``arguments``: the arguments of :func:`bounds` checked before any work (one line naming
+  the argument and the values it takes)
 - ``intervals``: the public :func:`bounds`, :func:`relaxation_gap`, :func:`maxent_column`;
   the order of a component's steps, the conic pieces and the assembly of the frame
 """

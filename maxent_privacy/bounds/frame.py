@@ -187,11 +187,13 @@ def _rows(tg, tot: Totals, exact: bool, no_world: bool) -> pd.DataFrame:
     bi = np.where(on, tg.base, 0)
     cols = _person_rows(tot, tg.den, exact, no_world) if tg.person else _share_rows(tot, tg.den)
     fill = {"lower_exact": not no_world, "upper_exact": not no_world}
-    got = {k: np.where(on, v[bi], fill.get(k, 0.0)) for k, v in cols.items()}
+    got = {  # no base target at all (only impossible pairs asked): every row filled
+        k: np.where(on, v[bi] if len(v) else 0.0, fill.get(k, 0.0)) for k, v in cols.items()
+    }
     frame = pd.DataFrame({"lower": got["lower"], "upper": got["upper"]}, index=tg.index)
     if tg.classes is None:
         frame["records"] = tg.records
-    meth = np.where(on, METHODS[tot.method[bi]], "impossible")
+    meth = np.where(on, METHODS[tot.method[bi]] if len(tot.method) else "", "impossible")
     gap, viol = got["gap"], got["dual_violation"]
     frame["method"] = meth
     frame["certified"] = (

@@ -58,6 +58,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
+from .arguments import check_bounds_arguments
 from .closed_form import Pieces, closed_pieces, components, cut_pieces
 from .frame import CERTIFIED, METHODS, assemble
 from .lp import (
@@ -296,6 +297,7 @@ def bounds(
 
     Soft facts are left out (a penalty is not a wall).
     """
+    check_bounds_arguments(model, by, values, exact, time_limit, solver, seed)
     budget = Budget(time_limit)
     t0 = time.perf_counter()
     tg = targets(model, by, values)

@@ -93,6 +93,13 @@ class _Targets:
 
 
 def targets(model, by, values) -> _Targets:
+    """The targets of ``bounds(model, by, values)``.
+
+    ``values`` None (every value), one value or a list of them; or a ``pd.MultiIndex`` of
+    (row, value) pairs (see :func:`pair_targets`): only those pairs, in that order.
+    """
+    if isinstance(values, pd.MultiIndex):
+        return pair_targets(model, by, values)
     cells = model.cells
     sa = model.sa
     z = _z_mask(model)
@@ -149,9 +156,9 @@ def targets(model, by, values) -> _Targets:
     return _Targets(T, den[uniq // nv], index, base, records=records)
 
 
-def _person_targets(model, zc, keep_values, all_values) -> _Targets:
+def _persons(model) -> tuple[list, np.ndarray]:
+    """Every person id (the releases' people, then those singled out) and their class."""
     cells = model.cells
-    sa = model.sa
     pc = _person_class(model)
     persons, cls_of = [], []
     if pc is not None:
@@ -171,7 +178,13 @@ def _person_targets(model, zc, keep_values, all_values) -> _Targets:
             "by='person' (and by='class') needs persons: a release with a person column, "
             "pooled releases, or individuals singled out with model.person(...)"
         )
-    cls_of = np.asarray(cls_of, dtype=np.int64)
+    return persons, np.asarray(cls_of, dtype=np.int64)
+
+
+def _person_targets(model, zc, keep_values, all_values) -> _Targets:
+    cells = model.cells
+    sa = model.sa
+    persons, cls_of = _persons(model)
     v_index = pd.Index(keep_values)
     nv = len(keep_values)
     v_code = v_index.get_indexer(cells[sa].to_numpy()[zc])
@@ -194,3 +207,73 @@ def _person_targets(model, zc, keep_values, all_values) -> _Targets:
         names=["person", sa],
     )
     return _Targets(T, den, index, base, classes=uniq // nv)
+
+
+# ---------------------------------------------------------------- (row, value) pairs
+def _row_keys(model, by) -> list:
+    if by is None:
+        return list(model.qi)
+    if by == "group":
+        return list(model.qi) + [model.group]
+    raise ValueError(f"by must be None, 'group', 'person' or 'class', got {by!r}")
+
+
+def pair_targets(model, by, pairs: pd.MultiIndex) -> _Targets:
+    """Targets of the (row, value) pairs ``pairs`` only, in their order: sparse bounds.
+
+    ``pairs`` has the row's keys then the sensitive value as levels: the person id for
+    ``by="person"``/``"class"``; the QI values (and the group for ``by="group"``)
+    otherwise. Only the cells of the pairs' rows and values make targets, so the work and
+    the memory grow with the pairs, not with rows x every value (the risk table asks for
+    each row's likeliest value). A row the model does not have is a KnowledgeError; a
+    value its row never holds is the impossible 0/0.
+    """
+    cells = model.cells
+    sa = model.sa
+    zc = np.flatnonzero(_z_mask(model))
+    if pairs.nlevels < 2:
+        raise ValueError("pairs need the row's key levels and the sensitive value")
+    sa_cells = cells[sa].to_numpy()[zc]
+    v_index = pd.Index(pd.unique(sa_cells))
+    want_v = v_index.get_indexer(pairs.get_level_values(-1))
+    nv = max(len(v_index), 1)
+    rows = pairs.droplevel(-1)
+    person = by in ("person", "class")
+    if person:
+        persons, cls_of = _persons(model)
+        pos = pd.Index(persons, dtype=object).get_indexer(rows.get_level_values(0))
+        if (pos < 0).any():
+            bad = rows.get_level_values(0)[pos < 0][0]
+            raise KnowledgeError(f"no person {bad!r} in the model")
+        row_key = cls_of[pos]
+        cell_key = cells["cls"].to_numpy()[zc]
+    else:
+        keys = _row_keys(model, by)
+        sub = cells.iloc[zc]
+        groups = sub.groupby(keys, sort=True, observed=True)
+        key_index = pd.MultiIndex.from_frame(groups.size().index.to_frame(index=False))
+        cell_key = groups.ngroup().to_numpy()
+        row_key = key_index.get_indexer(rows if rows.nlevels > 1 else rows.get_level_values(0))
+        if rows.nlevels != len(keys) or (row_key < 0).any():
+            raise KnowledgeError(f"a pair's row is not a row of bounds(by={by!r}) ({keys})")
+        den_key = model.structure.records_by(keys).reindex(key_index).to_numpy(dtype=float)
+    want = np.where(want_v >= 0, row_key.astype(np.int64) * nv + want_v, -1)
+    flat_cells = cell_key.astype(np.int64) * nv + v_index.get_indexer(sa_cells)
+    on = np.isin(flat_cells, want[want >= 0])
+    base_code, uniq = pd.factorize(flat_cells[on], sort=True)
+    T = sp.csr_array(
+        (np.ones(int(on.sum())), (base_code, zc[on])), shape=(len(uniq), model.n_cells)
+    )
+    T.sum_duplicates()
+    base = pd.Index(uniq).get_indexer(want).astype(np.int64)
+    names = (["person"] if person else _row_keys(model, by)) + [sa]
+    index = pd.MultiIndex.from_arrays(
+        [pairs.get_level_values(i) for i in range(pairs.nlevels)], names=names
+    )
+    if person:
+        den = model.classes["n"].to_numpy(dtype=float)[uniq // nv]
+        tg = _Targets(T, den, index, base, classes=uniq // nv)
+        tg.person = by == "person"
+        return tg
+    records = den_key[row_key].astype(np.int64)
+    return _Targets(T, den_key[uniq // nv], index, base, records=records)

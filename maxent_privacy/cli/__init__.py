@@ -17,10 +17,18 @@ text). Without ``--population``, a release in which some QI cell is generalized 
 rather than read as exact values; ``--formats ours`` reads only our own cell syntax and
 ``--formats none`` every cell as an exact value.
 
-``maxent-privacy report release.csv [more.csv ...] --qi A B --sa S --group G [--person P]
+``maxent-privacy report release.csv [more.csv ...] --qi A B --sa S [--group G] [--person P]
 [--knowledge facts.txt] [--threshold 0.5] [--out report.html] [--risk-out risk.csv]``
 says who is at risk (:mod:`maxent_privacy.report`): a self-contained HTML report for a
 privacy officer and a risk table, one row per person (CSV, or Parquet by extension).
+It reads every release kind as ``analyze`` does (``--population``, ``--population-id``,
+``--formats``); without ``--group`` the equivalence classes are the rows with identical
+QI cells (ARX writes no group column), and a note on standard error says so
+(:mod:`maxent_privacy.cli.releases`).
+
+Cells are read as written: the empty cell is the only missing marker (``NA``, Namibia's
+code, ``None`` and ``null`` are values); ``--na VALUE ...`` names more. A typo in an option
+or a choice gets "did you mean ...?" (:mod:`maxent_privacy.cli.suggest`).
 ``maxent-privacy --version`` prints the version. The argument parser imports neither
 pandas nor cvxpy: ``--help`` and ``--version`` answer at once.
 
@@ -32,7 +40,14 @@ move, alone, to become feasible (:func:`maxent_privacy.knowledge.conflicts.confl
 The release must be a comma-separated UTF-8 text file (``.gz``, ``.bz2``, ``.xz``,
 ``.zip`` or ``.zst`` when the name says so) with a header line and the same number of
 fields on every line. The output file is written whole or not at all (see
-:mod:`maxent_privacy.files`). Exit codes:
+:mod:`maxent_privacy.files`); ``report``'s two files (``--out``, ``--risk-out``) are one
+unit: both are replaced, or neither (Ctrl-C and a full disk included). An output that is
+an input (a release, ``--population``, ``--knowledge``; through a link too) or the other
+output is refused before any work (exit 2). Values from the data printed on the terminal
+have their control characters escaped, and long ones are cut with ``...``. The risk CSV
+prefixes with ``'`` each text cell that a spreadsheet would run as a formula (``=``,
+``+``, ``-``, ``@``, tab, carriage return); ``--raw-csv`` keeps them as they are. Exit
+codes:
 
 ===  =================================================================================
 0    success
@@ -40,7 +55,8 @@ fields on every line. The output file is written whole or not at all (see
 2    usage or bad input: arguments (argparse also exits 2), an unreadable, empty or
      malformed release, population or knowledge file, generalized cells without
      ``--population``, an unknown solver, knowledge that the release cannot satisfy
-     (the facts contradict the data or each other)
+     (the facts contradict the data or each other), an output that is an input file
+     or the other output (refused before any work)
 3    the solver failed: no optimal answer, or one that failed our certificate check
      (try another ``--solver``)
 4    output not written: ``--out``, ``--risk-out`` (no such folder, not writable, disk
@@ -54,6 +70,14 @@ Modules:
 
 - ``command``: the argument parser, :func:`main`, the commands and their exit codes
 - ``inputs``: reading a release or population CSV file, with one-line errors
+- ``releases``: from the files to a model: bucketized or generalized releases (with
+  ``--population``), the knowledge file, groups derived when ``report`` has no ``--group``
+- ``suggest``: the argument parser that suggests the option or choice meant ("did you
+  mean ...?")
+- ``outputs``: output paths checked against the inputs; the report's files written as one unit
+- ``terminal``: data shown in the terminal: control characters escaped, long values cut
+- ``report_options``: ``report``'s ``--bounds``, ``--nonsensitive`` and ``--progress``
+- ``progress``: the progress bar of long commands (standard error)
 - ``__main__``: ``python -m maxent_privacy.cli``
 """
 

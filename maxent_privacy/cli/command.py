@@ -17,9 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..errors import InaccurateSolution, MaxEntError, OutputError, ReleaseError, SolverFailed
+from ..errors import InaccurateSolution, MaxEntError, OutputError, SolverFailed
 from ..files import atomic_write, check_target, write_text
-from .inputs import MAX_MESSAGE, InputError, UsageError, one_line, read_release_csv
+from .inputs import InputError, UsageError, one_line, read_release_csv
+from .outputs import check_outputs, write_report_files
+from .progress import REPORT_STEPS, Progress
+from .releases import build_model, report_model
+from .report_options import add_report_options
+from .suggest import SuggestingParser
+from .terminal import escape_controls, plain, plain_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,7 +43,8 @@ exit codes:
   0    success
   1    internal error (a bug: the traceback is printed; please report it)
   2    usage or bad input: arguments, an unreadable or malformed release or
-       knowledge file, an unknown solver, knowledge the release cannot satisfy
+       knowledge file, an unknown solver, knowledge the release cannot satisfy,
+       an output that is an input file or the other output
   3    the solver failed or its answer failed the certificate check
   4    output not written (--out, --risk-out or standard output); nothing
        partial is left
@@ -51,7 +58,7 @@ def _show(frame: pd.DataFrame) -> str:
     with pd.option_context(
         "display.width", 120, "display.max_columns", 20, "display.float_format", "{:.4f}".format
     ):
-        return frame.to_string()
+        return plain_frame(frame).to_string()  # data: control characters escaped, cut
 
 
 def demo(out=None) -> int:
@@ -122,7 +129,7 @@ class _Checked:
             raise OutputError(f"cannot write {self.name}: {reason}", errno=exc.errno) from exc
 
     def write(self, text: str):
-        return self._call("write", text)
+        return self._call("write", escape_controls(text))  # no ESC, BEL, ... from the data
 
     def flush(self):
         return self._call("flush")
@@ -160,6 +167,7 @@ def _analyze(args, out) -> int:
                 "the extension)"
             )
         check_target(args.out)
+        check_outputs(args, {"--out": args.out})  # never over an input
     statements = []
     if args.knowledge:
         try:
@@ -167,7 +175,7 @@ def _analyze(args, out) -> int:
         except OSError as exc:
             reason = exc.strerror or one_line(exc)
             raise InputError(f"{args.knowledge}: cannot read: {reason}") from exc
-    frame = read_release_csv(args.release)
+    frame = read_release_csv(args.release, na=args.na)
     model, release = _build_model(args, frame)
     names = apply_knowledge(model, statements)
     result = model.solve(solver=args.solver)
@@ -176,7 +184,11 @@ def _analyze(args, out) -> int:
         _write_posterior(table, Path(args.out), fmt)
     print(
         f"{release.n_records} records, {release.n_groups} groups; "
-        + (f"{len(names)} facts from {args.knowledge}" if args.knowledge else "no knowledge file"),
+        + (
+            f"{_count_statements(names)} facts from {args.knowledge}"
+            if args.knowledge
+            else "no knowledge file"
+        ),
         file=out,
     )
     print(result.summary(), file=out)
@@ -195,100 +207,16 @@ def _analyze(args, out) -> int:
     return EXIT_OK
 
 
-_FORMATS = {"auto": "auto", "ours": "ours", "none": None}
+def _count_statements(names) -> int:
+    from ..report.statements import count_statements
+
+    return count_statements(names)
 
 
 def _build_model(args, frame: pd.DataFrame):
     """The model of the release in ``frame``: bucketized, or generalized with the
-    population of ``--population`` (generalized cells without one are an error)."""
-    from ..model import MaxEntModel
-    from ..releases.bucketized import Bucketized
-    from ..releases.generalized import Generalized, find_generalized
-
-    formats = _FORMATS[getattr(args, "formats", "auto") or "auto"]
-    population_file = getattr(args, "population", None)
-    where = f"release file {args.release}"
-    try:
-        if population_file is None:
-            release = Bucketized(
-                frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person
-            )
-            try:
-                found = find_generalized(release.frame, release.qi, formats=formats)
-            except ReleaseError as exc:
-                raise ReleaseError(
-                    f"{exc}; --formats none reads every cell as an exact value"
-                ) from exc
-            if found:
-                col, cell = next(iter(found.items()))
-                raise InputError(
-                    f"{args.release}: column {col!r} holds generalized cells such as "
-                    f"{cell!r}; a generalized release needs its population (person id and "
-                    "exact quasi-identifiers): give it with --population FILE (or "
-                    "--formats none to read every cell as an exact value)"
-                )
-            return MaxEntModel(release), release
-        if args.by == "group":
-            raise UsageError(
-                "--by group is for bucketized releases; with --population the posterior "
-                "is by exact QI (and per person)"
-            )
-        release = Generalized(
-            frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person, formats=formats
-        )
-    except ReleaseError as exc:
-        message = one_line(exc, limit=MAX_MESSAGE // 2)
-        raise InputError(f"{message} ({where})") from exc
-    people = read_release_csv(population_file, kind="population")
-    id_column = _population_id(args, people)
-    try:
-        population = _population_table(people, id_column, release.qi)
-        model = MaxEntModel(release, populations=[population])
-    except ReleaseError as exc:
-        message = one_line(exc, limit=MAX_MESSAGE // 2)
-        raise InputError(f"{message} ({where}, population file {population_file})") from exc
-    return model, release
-
-
-def _population_id(args, people: pd.DataFrame) -> str:
-    """``--population-id``, else the release's person column if the population has one,
-    else the population's first column."""
-    if args.population_id is not None:
-        if args.population_id not in people.columns:
-            have = ", ".join(map(str, people.columns))
-            raise InputError(
-                f"{args.population}: --population-id column {args.population_id!r} is not in "
-                f"the file (columns: {have})"
-            )
-        return args.population_id
-    if args.person is not None and args.person in people.columns:
-        return args.person
-    return str(people.columns[0])
-
-
-def _population_table(people: pd.DataFrame, id_column: str, qi) -> pd.DataFrame:
-    """The population indexed by person id, checked (ids unique, QI present)."""
-    from ..releases.generalized import check_population
-
-    if id_column in qi:
-        raise ReleaseError(
-            f"the population's person id column {id_column!r} is a quasi-identifier; name "
-            "the id column with --population-id"
-        )
-    check_population(people, qi, id_column)
-    people = people.copy()
-    for col in qi:  # numbers as numbers (ages sort and compare as numbers), codes as text
-        text = people[col].str.strip()
-        if text.str.fullmatch(_INTEGER).all():
-            people[col] = text.astype("int64")
-        elif text.str.fullmatch(_DECIMAL).all():
-            people[col] = text.astype(float)
-    return people.set_index(id_column)
-
-
-# numbers written without leading zeros: 02139 (a zip code) stays text
-_INTEGER = r"-?(?:0|[1-9]\d{0,17})"
-_DECIMAL = r"-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?"
+    population of ``--population`` (:func:`maxent_privacy.cli.releases.build_model`)."""
+    return build_model(args, frame)
 
 
 # ---------------------------------------------------------------------------- report
@@ -321,39 +249,15 @@ def _check_report_targets(args) -> tuple[str | None, str | None]:
                     "give a .csv file name"
                 ) from None
         check_target(risk)
+    check_outputs(args, {"--out": html, "--risk-out": risk})  # never an input, nor each other
     return html, risk
 
 
 def _report_model(args):
-    """Read the knowledge file and the releases (pooled when several), build the model."""
-    from ..knowledge.parser import apply_knowledge, load_knowledge
-    from ..model import MaxEntModel
-    from ..releases.bucketized import Bucketized
-
-    statements = []
-    if args.knowledge:
-        try:
-            statements = load_knowledge(args.knowledge)
-        except OSError as exc:
-            reason = exc.strerror or one_line(exc)
-            raise InputError(f"{args.knowledge}: cannot read: {reason}") from exc
-    releases = []
-    for path in args.release:
-        frame = read_release_csv(path)
-        try:
-            releases.append(
-                Bucketized(frame, qi=args.qi, sa=args.sa, group=args.group, person=args.person)
-            )
-        except ReleaseError as exc:
-            message = one_line(exc, limit=MAX_MESSAGE // 2)
-            raise InputError(f"{message} (release file {path})") from exc
-    if len(releases) > 1 and args.person is None:
-        raise UsageError(
-            f"{len(releases)} releases are pooled through their person ids: give --person"
-        )
-    model = MaxEntModel(releases if len(releases) > 1 else releases[0])
-    names = apply_knowledge(model, statements)
-    return model, names
+    """Read the knowledge file and the releases (pooled when several; generalized with
+    ``--population``; groups derived without ``--group``), build the model
+    (:func:`maxent_privacy.cli.releases.report_model`)."""
+    return report_model(args)
 
 
 def report(args, out=None, err=None) -> int:
@@ -367,30 +271,54 @@ def report(args, out=None, err=None) -> int:
 
 
 def _report(args, out) -> int:
-    from ..files import write_frame
-    from ..report.html import write_report
-    from ..report.risk import risk_summary, risk_table
+    from ..report.risk import risk_table
 
     html, risk = _check_report_targets(args)
-    model, names = _report_model(args)
-    result = model.solve(solver=args.solver)
-    table = risk_table(result, threshold=args.threshold)
-    summary = risk_summary(result, args.threshold, table)
-    if risk is not None:
-        write_frame(risk, table, index=False)  # the table of the summary: solved once
-    if html is not None:
-        argv = getattr(args, "argv", None)
-        write_report(
+    with Progress(REPORT_STEPS, sys.stderr, getattr(args, "progress", None)) as step:
+        step("read")
+        model, names = _report_model(args)
+        step("solve")
+        result = model.solve(solver=args.solver)
+        table = risk_table(  # raw: for the HTML
             result,
-            html,
             threshold=args.threshold,
-            top=args.top,
-            sources=args.release,
-            knowledge=args.knowledge,
-            command=None if argv is None else shlex.join(["maxent-privacy", *argv]),
-            table=table,  # its intervals are solved once
+            csv_safe=False,
+            nonsensitive=getattr(args, "nonsensitive", ()),
+            bounds=getattr(args, "bounds", "auto"),
+            progress=step,
         )
-    n_facts = f"{len(names)} fact{'s' if len(names) != 1 else ''}"
+        step("the page and the files")
+        _write_report(args, result, table, html, risk, names)
+    return _report_lines(args, (model, result, table, names), html, risk, out)
+
+
+def _write_report(args, result, table, html, risk, names) -> None:
+    """Both files rendered first, then written as one unit (the table solved once)."""
+    for old, new in table.attrs.get("renamed", {}).items():
+        print(f"note: column {old!r} is shown as {new!r} in the risk table", file=sys.stderr)
+    argv = getattr(args, "argv", None)
+    write_report_files(  # both rendered first, then written as one unit; the table solved once
+        result,
+        table,
+        html,
+        risk,
+        csv_safe=not getattr(args, "raw_csv", False),
+        threshold=args.threshold,
+        top=args.top,
+        sources=args.release,
+        knowledge=args.knowledge,
+        command=None if argv is None else shlex.join(["maxent-privacy", *argv]),
+    )
+
+
+def _report_lines(args, made, html, risk, out) -> int:
+    """What ``report`` prints: sizes, certificate, people at risk, the files written."""
+    from ..report.risk import risk_summary
+
+    model, result, table, names = made
+    summary = risk_summary(result, args.threshold, table)
+    n_stated = _count_statements(names)  # a vague statement (+-) is one fact, not two
+    n_facts = f"{n_stated} fact{'s' if n_stated != 1 else ''}"
     facts = f"{n_facts} from {args.knowledge}" if args.knowledge else "no knowledge file"
     n_rel = len(args.release)
     print(
@@ -414,7 +342,8 @@ def _report(args, out) -> int:
     if len(at_risk):
         keys = [table.columns[0]] if summary["per_person"] else [*model.qi, model.group]
         shown = ", ".join(
-            f"{' '.join(str(row[k]) for k in keys)} ({row['value']} {row['maxent']:.3f})"
+            f"{' '.join(plain(row[k], 40) for k in keys)} ({plain(row['value'], 40)} "
+            f"{row['maxent']:.4f})"  # the table's rounding (4 decimals)
             for _, row in at_risk.head(10).iterrows()
         )
         more = f" and {len(at_risk) - 10:,} more" if len(at_risk) > 10 else ""
@@ -544,7 +473,7 @@ SOLVER_HELP = (
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="maxent-privacy",
         description="What can an adversary infer from a published anonymized table?",
         epilog=EXIT_CODES,
@@ -587,7 +516,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_population_arguments(p: argparse.ArgumentParser) -> None:
-    """How to read a generalized release and place its people (analyze)."""
+    """How to read a generalized release and place its people (analyze, report)."""
     p.add_argument(
         "--population",
         metavar="FILE",
@@ -609,14 +538,28 @@ def _add_population_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_release_arguments(p: argparse.ArgumentParser) -> None:
+def _add_release_arguments(p: argparse.ArgumentParser, group_required: bool = True) -> None:
     """The arguments that say how to read a release and what is known (analyze, report)."""
     p.add_argument("--qi", nargs="+", required=True, metavar="COL", help="quasi-identifier columns")
     p.add_argument("--sa", required=True, metavar="COL", help="sensitive column")
-    p.add_argument("--group", required=True, metavar="COL", help="group (bucket) column")
+    p.add_argument(
+        "--group",
+        required=group_required,
+        metavar="COL",
+        help="group (bucket) column"
+        + ("" if group_required else "; default: rows with identical QI cells (ARX)"),
+    )
     p.add_argument("--person", metavar="COL", help="pseudonym column (one id per row)")
     p.add_argument("--knowledge", metavar="FILE", help="knowledge file (see maxent_privacy.parser)")
     p.add_argument("--solver", metavar="NAME", help=SOLVER_HELP)
+    p.add_argument(
+        "--na",
+        nargs="+",
+        default=[],
+        metavar="VALUE",
+        help="cells read as missing besides the empty cell (default none: NA, None, null "
+        "are values)",
+    )
 
 
 def _threshold(text: str) -> float:
@@ -643,18 +586,21 @@ def _add_report_parser(sub) -> None:
     rp = sub.add_parser(
         "report",
         help="who is at risk: an HTML report for a privacy officer and a risk table",
-        description="Estimate P(sensitive | QI) of a bucketized release (several files with "
+        description="Estimate P(sensitive | QI) of a bucketized release, or a generalized "
+        "one with --population (several files with "
         "the same people are pooled through --person) under background knowledge, and say "
         "who is at risk: a self-contained HTML report (--out) and one row per person, or "
-        "per QI value and group without person ids (--risk-out: id and QI columns, value, "
-        "maxent, at_risk). With neither option the report goes to report.html.",
+        "per QI value and group without person ids (--risk-out: id and QI columns, then "
+        "value, maxent, lower, upper, at_risk; a release column named like one of these "
+        "gets the prefix release_). With neither option the report goes to report.html.",
         epilog=EXIT_CODES,
         formatter_class=_HelpFormatter,
     )
     rp.add_argument(
         "release", nargs="+", help="CSV file(s), one row per record (values read as text)"
     )
-    _add_release_arguments(rp)
+    _add_release_arguments(rp, group_required=False)
+    _add_population_arguments(rp)
     rp.add_argument(
         "--threshold",
         type=_threshold,
@@ -665,7 +611,20 @@ def _add_report_parser(sub) -> None:
     )
     rp.add_argument("--out", metavar="FILE", help="HTML report (default report.html)")
     rp.add_argument(
-        "--risk-out", metavar="FILE", help="risk table: .csv, or .parquet/.pq (needs pyarrow)"
+        "--risk-out",
+        metavar="FILE",
+        help="risk table: .csv, or .parquet/.pq (needs pyarrow); columns: id and QI (or QI, "
+        "group and records), value (likeliest sensitive value), maxent (its posterior), "
+        "lower and upper (its bounds over every table allowed, see --bounds), at_risk "
+        "(on maxent rounded to 4 decimals), tied (another value as likely), identity "
+        "(re-identification risk: 1 / the records sharing the QI cells)",
+    )
+    rp.add_argument(
+        "--raw-csv",
+        action="store_true",
+        help="keep formula-like cells raw in the --risk-out CSV; by default a text cell "
+        "starting with =, +, -, @, tab or CR gets a leading ' so that a spreadsheet shows "
+        "it as text instead of running it (plain numbers such as -3 are untouched)",
     )
     rp.add_argument(
         "--top",
@@ -674,6 +633,7 @@ def _add_report_parser(sub) -> None:
         metavar="N",
         help="people listed in the report (default 20)",
     )
+    add_report_options(rp)  # --bounds, --nonsensitive, --progress
 
 
 def main(argv=None) -> int:

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import MaxEntError
+from .terminal import escape_controls
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["InputError", "MAX_MESSAGE", "UsageError", "one_line", "read_release_csv"]
+__all__ = ["InputError", "MAX_MESSAGE", "MISSING", "UsageError", "one_line", "read_release_csv"]
 
 
 class UsageError(MaxEntError, ValueError):
@@ -44,8 +45,9 @@ MAX_MESSAGE = 2000  # characters of an error message shown (a hostile file can b
 
 
 def one_line(exc: BaseException, limit: int = MAX_MESSAGE) -> str:
-    """The message of ``exc`` on one line, cut after ``limit`` characters."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    """The message of ``exc`` on one line (control characters escaped), cut after ``limit``
+    characters."""
+    text = escape_controls(" ".join(str(exc).split())) or type(exc).__name__
     if len(text) > limit:
         text = f"{text[:limit]}... ({len(text) - limit:,} more characters)"
     return text
@@ -134,14 +136,56 @@ _READ_ERRORS = (
 )
 _SEPARATORS = ((";", "semicolon"), ("\t", "tab"), ("|", "bar"))
 
+#: the cells read as missing: the empty cell only. ``NA`` (Namibia), ``None``, ``null``,
+#: ``NaN``, ``n/a``, ... are values like any other (pandas' default list is not used);
+#: ``--na VALUE ...`` (``read_release_csv(..., na=[...])``) adds markers.
+MISSING = ("",)
 
-def read_release_csv(path, kind: str = "release") -> pd.DataFrame:
+
+def _header(head: bytes) -> list[str] | None:
+    """The header line's fields as written (None when it cannot be read here)."""
+    try:
+        text = head.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        text = head[: exc.start].decode("utf-8-sig", errors="ignore")
+    try:
+        return next(csv.reader(io.StringIO(text)), None)
+    except csv.Error:
+        return None
+
+
+def _repeated(path, frame, header: list[str] | None) -> None:
+    """A column name the header repeats is an error naming it (pandas would rename the
+    second ``disease.1``, a name not in the file)."""
+    if header is not None and len(header) == frame.shape[1]:
+        seen: dict[str, int] = {}
+        for k, name in enumerate(header, start=1):
+            if name in seen:
+                raise InputError(
+                    f"{path}: the header names column {name[:60]!r} twice (fields {seen[name]} "
+                    f"and {k}); give every column its own name"
+                )
+            seen[name] = k
+        return
+    names = set(map(str, frame.columns))  # a compressed file: pandas' renamed copies
+    for col in map(str, frame.columns):
+        base, dot, number = col.rpartition(".")
+        if dot and number.isdigit() and base in names:
+            raise InputError(
+                f"{path}: the header names column {base[:60]!r} more than once; give every "
+                "column its own name"
+            )
+
+
+def read_release_csv(path, kind: str = "release", na=()) -> pd.DataFrame:
     """Read a release's CSV file as text; an unreadable file is an error naming it.
 
     Missing, a folder, not readable, empty or blank, compressed or binary without the
     extension to say so, not UTF-8, rows with more fields than the header, a single column
-    (not comma-separated): each an ``InputError`` (exit code 2) whose message starts with
-    the path. Values are read as text (``dtype=str``), as before. ``kind`` is
+    (not comma-separated), a column name repeated in the header: each an ``InputError``
+    (exit code 2) whose message starts with the path. Values are read as text
+    (``dtype=str``), as before; the empty cell is the only missing marker (``MISSING``:
+    ``NA``, ``None``, ``null`` are values), ``na`` lists more. ``kind`` is
     ``"release"`` or ``"population"`` (for the messages).
     """
     import pandas as pd
@@ -168,14 +212,18 @@ def read_release_csv(path, kind: str = "release") -> pd.DataFrame:
             f"row per {row}"
         )
     if not compressed:
-        what = _sniff(head)
-        if what is not None:
-            raise InputError(f"{path}: {what}")
+        instead = _sniff(head)
+        if instead is not None:
+            raise InputError(f"{path}: {instead}")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
             frame = pd.read_csv(
-                source if source is not None else io.BytesIO(head), dtype=str, index_col=False
+                source if source is not None else io.BytesIO(head),
+                dtype=str,
+                index_col=False,
+                keep_default_na=False,
+                na_values=[*MISSING, *(str(v) for v in na or ())],
             )
     except UnicodeDecodeError as exc:
         message = _utf8_error(path) if plain else None
@@ -217,4 +265,5 @@ def read_release_csv(path, kind: str = "release") -> pd.DataFrame:
         raise InputError(
             f"{path}: one column only ({name[:60]!r}){hint}; {what} is comma-separated"
         )
+    _repeated(path, frame, None if compressed else _header(head))
     return frame

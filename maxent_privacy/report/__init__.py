@@ -8,6 +8,15 @@ Modules:
 - ``risk``: the risk table (one row per person, worst first) and its summary
 - ``html``: the self-contained HTML report and its template (``templates/``)
 - ``plots``: matplotlib figures (posteriors, risk, privacy curves)
+- ``labels``: row labels of figures that tell the rows apart (many attributes)
+- ``statements``: the stated facts behind the model's facts (a vague one is two facts)
+- ``safety``: data made inert: spreadsheet-safe CSV cells, plain-text figure labels
+- ``likeliest``: each row's likeliest value, read sparsely off the cells; the rounding rule
+- ``row_bounds``: the risk table's intervals (bounds of each row's value only; auto/all/none)
+- ``identity``: identity (re-identification) risk per row: prosecutor, journalist
+- ``facts_impact``: per fact, people it puts at risk; pooled releases, each one alone
+- ``act``: what a publisher needs to act, for the page (ties, worst case, identity, facts)
+- ``interval_plot``: the riskiest people's intervals as bars with the maxent dot
 """
 
 from .html import fact_in_words, render_report, write_report

@@ -25,8 +25,10 @@ import shlex
 import numpy as np
 import pandas as pd
 
-from ..files import check_target, write_text
+from ..files import check_outputs, check_target, write_text
+from .act import act_context
 from .risk import check_threshold, per_person, risk_summary, risk_table
+from .statements import stated_facts
 
 __all__ = ["fact_in_words", "render_report", "write_report"]
 
@@ -43,6 +45,18 @@ _PERSON_LABEL = re.compile(r"^P\((?P<who>.+?) has (?P<what>.+)\)$")
 _COUNT_LABEL = re.compile(r"^count\((?P<what>.+?) among (?P<who>.+)\)$")
 
 
+#: a comparison of a condition (``>=`` before ``>``: ``age >= 55`` stays whole)
+_COMPARISON = re.compile(r"\s*(==|!=|>=|<=|=|<|>)\s*")
+
+
+def _spaced(conditions: str) -> str:
+    """``gender=male, age >= 55`` as ``gender = male, age >= 55``: one space each side of
+    each condition's first comparison (a value such as ``<=50K`` is left as it is)."""
+    return ", ".join(
+        _COMPARISON.sub(lambda m: f" {m[1]} ", part, count=1) for part in conditions.split(", ")
+    )
+
+
 def _subject(label: str) -> tuple[str, bool]:
     """``(words, is a probability)`` for the label of ``model.P``/``person.P``/count."""
     match = _PERSON_LABEL.match(label)
@@ -54,7 +68,7 @@ def _subject(label: str) -> tuple[str, bool]:
     match = _P_LABEL.match(label)
     if match:
         given = match["given"]
-        who = f"people with {given.replace('=', ' = ')}" if given else "all people"
+        who = f"people with {_spaced(given)}" if given else "all people"
         return f"the share of {who} who have {match['what']}", True
     return label, False
 
@@ -149,7 +163,7 @@ def _png(draw, figsize) -> str:
 
 
 def _figures(result, table: pd.DataFrame, threshold: float, top: int) -> list[dict]:
-    from .plots import plot_posterior, plot_risk
+    from .plots import plot_risk
 
     figures = [
         {
@@ -160,19 +174,28 @@ def _figures(result, table: pd.DataFrame, threshold: float, top: int) -> list[di
             "png": _png(lambda fig: plot_risk(table, threshold, ax=fig.subplots()), (7.0, 3.8)),
         }
     ]
-    post = result.person_posterior() if per_person(result) else result.posterior(by="group")
-    what = "people" if per_person(result) else "(QI value, group) classes"
-    if len(post):
-        rows = min(top, len(post))
-        size = (min(12.0, 2.5 + 0.6 * post.shape[1]), min(9.0, 1.6 + 0.3 * rows))
+    # the riskiest rows' intervals (read off the table: no dense posterior of every value)
+    from .interval_plot import MAX_ROWS, plot_intervals
+
+    at = table[table["at_risk"]] if table["at_risk"].any() else table
+    rows = min(top, MAX_ROWS, len(at))
+    if rows:
+        keys = list(table.columns[:1]) if per_person(result) else list(result.model.qi)
+        what = "people" if per_person(result) else "(QI value, group) classes"
+        bars = "lower" in table
         figures.append(
             {
-                "alt": "heatmap of the posterior of the riskiest rows",
-                "caption": f"The maximum-entropy posterior of the {rows} riskiest {what} "
-                "over every sensitive value.",
+                "alt": "each riskiest row's likeliest value: its worst-case interval as a bar "
+                "and its maximum-entropy estimate as a dot",
+                "caption": f"The {rows:,} riskiest {what}"
+                + (f" (of {len(at):,} at risk)" if table["at_risk"].any() else "")
+                + ": the probability of their likeliest value under the maximum-entropy "
+                "estimate (dot)"
+                + (" and its interval over every table allowed (bar)" if bars else "")
+                + "; the dashed line is the threshold.",
                 "png": _png(
-                    lambda fig: plot_posterior(post, ax=fig.subplots(), top=rows, what=what),
-                    size,
+                    lambda fig: plot_intervals(at, keys, threshold, fig.subplots(), top=rows),
+                    (9.0, min(9.0, 1.4 + 0.22 * rows)),
                 ),
             }
         )
@@ -260,8 +283,8 @@ def _reproduce(result, threshold: float, command, sources, knowledge) -> dict:
 
 
 def _cell(value) -> str:
-    if isinstance(value, (float, np.floating)):
-        return f"{float(value):.3f}"
+    if isinstance(value, (float, np.floating)):  # the risk table's rounding: 4 decimals
+        return f"{float(value):.4f}"
     return str(value)
 
 
@@ -275,24 +298,30 @@ def render_report(
     knowledge=None,
     command: str | None = None,
     table: pd.DataFrame | None = None,
+    nonsensitive=(),
+    bounds: str = "auto",
 ) -> str:
     """The HTML text of the report (see :func:`write_report`); ``table``: the
     :func:`risk_table` of ``result`` at ``threshold`` when the caller has it already (its
-    certified intervals cost LPs)."""
+    certified intervals cost LPs); else ``nonsensitive`` and ``bounds`` go to
+    :func:`risk_table` (the result caches it: no bounds computed twice)."""
     import jinja2
 
     from .. import __version__
 
     threshold = check_threshold(threshold)
+    if hasattr(result, "check_current"):  # never the old estimate beside the new facts
+        result.check_current("report()")
     m = result.model
-    table = risk_table(result, threshold) if table is None else table
+    if table is None:
+        table = risk_table(
+            result, threshold, csv_safe=False, nonsensitive=nonsensitive, bounds=bounds
+        )
     summary = risk_summary(result, threshold, table)
     at_risk = table[table["at_risk"]]
     shown = at_risk.head(top) if len(at_risk) else table.head(min(top, 10))
     columns = [c for c in shown.columns if c != "at_risk"]
-    facts = [
-        {"name": f.name, "words": fact_in_words(f), "soft": f.sense == "soft"} for f in m.facts
-    ]
+    facts = stated_facts(m.facts, fact_in_words)  # a vague statement (+-) is one
     c = result.certificate
     people = summary["people"]
     pct = 100 * summary["people_at_risk"] / people if people else 0.0
@@ -335,6 +364,7 @@ def render_report(
         },
         "reproduce": _reproduce(result, threshold, command, sources, knowledge),
         "bounds": "upper" in table,
+        "act": act_context(result, table, threshold, summary),
     }
     return env.get_template("report.html.j2").render(**context)
 
@@ -352,7 +382,16 @@ def write_report(result, path, threshold: float = 0.5, **options) -> None:
     words); the certificate; the commands that reproduce it. ``options``: ``top``,
     ``title``, ``sources`` (the release files' names), ``knowledge`` (the knowledge
     file's name) and ``command`` (the command line that made it), used in the text, and
-    ``table`` (a risk table already computed, see :func:`render_report`).
+    ``table`` (a risk table already computed, see :func:`render_report`). ``inputs``:
+    more files the release and knowledge were read from; a ``path`` that is one of them,
+    or of ``sources`` and ``knowledge`` (through a link too), is refused with
+    :class:`~maxent_privacy.errors.SameFileError` before anything is computed.
     """
+    inputs = options.pop("inputs", ())
+    known = {
+        "the release": options.get("sources"),
+        "the knowledge file": options.get("knowledge"),
+    }
+    check_outputs({"the report": path}, {"the input": inputs, **known})
     check_target(path)
     write_text(path, render_report(result, threshold, **options))

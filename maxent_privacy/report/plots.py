@@ -14,6 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .labels import row_labels
+from .safety import PLAIN, plain_label
+
 __all__ = ["plot_posterior", "plot_privacy_curve", "plot_risk", "riskiest"]
 
 
@@ -55,7 +58,8 @@ def plot_privacy_curve(
     groups = data.groupby(by, sort=False) if by else [(None, data)]
     for label, part in groups:
         part = part.sort_values(x)
-        ax.plot(part[x], part[y], marker=marker, label=None if label is None else str(label))
+        shown = None if label is None else plain_label(label)  # data: `$` is not math
+        ax.plot(part[x], part[y], marker=marker, label=shown)
     if paper is not None:
         if isinstance(paper, dict):
             items = [(k, np.asarray(v[0]), np.asarray(v[1])) for k, v in paper.items()]
@@ -69,8 +73,8 @@ def plot_privacy_curve(
         ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel(xlabel or x)
-    ax.set_ylabel(ylabel or y)
+    ax.set_xlabel(xlabel or str(x), **({} if xlabel else PLAIN))  # a column name: plain
+    ax.set_ylabel(ylabel or str(y), **({} if ylabel else PLAIN))
     if title:
         ax.set_title(title)
     if by or paper is not None:
@@ -142,11 +146,16 @@ def plot_posterior(
     im = ax.imshow(values, aspect="auto", vmin=0, vmax=1, cmap=cmap, interpolation="nearest")
     xt, yt = _ticks(cols), _ticks(rows)
     ax.set_xticks(xt)
-    ax.set_xticklabels([_label(post.columns[j]) for j in xt], rotation=45, ha="right")
+    # labels from the data are plain text: `$\sqrt{$` is not (broken) math
+    ax.set_xticklabels([_label(post.columns[j]) for j in xt], rotation=45, ha="right", **PLAIN)
     ax.set_yticks(yt)
-    ax.set_yticklabels([_label(post.index[i]) for i in yt])
+    # rows apart however many attributes they have (the common ones go in the axis title)
+    labels, common = row_labels([post.index[i] for i in yt], list(post.index.names))
+    ax.set_yticklabels(labels, **PLAIN)
+    if common:
+        ax.set_ylabel(common, **PLAIN)
     if post.columns.name:
-        ax.set_xlabel(str(post.columns.name))
+        ax.set_xlabel(str(post.columns.name), **PLAIN)
     if title:
         ax.set_title(title, fontsize="medium")
     if annotate is None:
@@ -197,7 +206,10 @@ def plot_risk(
 
     from .risk import risk_table
 
-    table = result if isinstance(result, pd.DataFrame) else risk_table(result)
+    if isinstance(result, pd.DataFrame):
+        table = result
+    else:
+        table = risk_table(result, csv_safe=False)
     risk = table["maxent"].to_numpy(dtype=float)
     weight = (
         table["records"].to_numpy(dtype=float)

@@ -15,10 +15,10 @@ report (:mod:`maxent_privacy.report.html`) is made from the same table.
 >>> model.add(model.P("Breast Cancer", gender="male") == 0)
 >>> table = risk_table(model.solve(), threshold=0.99)
 >>> print(table.head(3).to_string(index=False))
- name gender  degree  bucket         value   maxent  lower  upper  at_risk
-Cathy female college       1 Breast Cancer 1.000000    1.0    1.0     True
-Grace female  junior       2 Breast Cancer 1.000000    1.0    1.0     True
-Allen   male college       1           Flu 0.666667    0.0    1.0    False
+ name gender  degree  bucket         value  maxent  lower  upper  at_risk  tied  identity
+Cathy female college       1 Breast Cancer  1.0000    1.0    1.0     True False    0.5000
+Grace female  junior       2 Breast Cancer  1.0000    1.0    1.0     True False    1.0000
+Allen   male college       1           Flu  0.6667    0.0    1.0    False False    0.3333
 """
 
 from __future__ import annotations
@@ -26,14 +26,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..files import write_frame
+from ..files import check_outputs, write_frame
+from .safety import spreadsheet_safe
 
 __all__ = ["per_person", "risk_summary", "risk_table", "write_risk_table"]
 
-#: a probability at least ``threshold - TOL`` reaches the threshold (1.0 computed as
-#: 0.9999999999 must count)
+#: rounding noise of a probability (the table itself decides on values rounded to 4
+#: decimals: :data:`~maxent_privacy.report.likeliest.DIGITS`)
 TOL = 1e-9
-_RESERVED = {"value", "maxent", "lower", "upper", "at_risk", "records"}
+#: the table's own columns (every column :func:`risk_table` adds must be here): a
+#: release's column of the same name is shown with the prefix ``release_`` instead
+_RESERVED = {"value", "maxent", "lower", "upper", "at_risk", "records", "tied", "identity"}
+#: the prefix of a release's column named like one of the table's own
+PREFIX = "release_"
 
 
 def check_threshold(threshold) -> float:
@@ -80,95 +85,159 @@ def _person_keys(result, ids: pd.Index) -> pd.DataFrame:
     return known.reindex(ids).reset_index(drop=True)
 
 
-def _bounds(result, by: str, keys: list, values: pd.Series) -> pd.DataFrame | None:
-    """``lower`` and ``upper`` of each row's value for one person of the row, when the
-    result can certify intervals.
-
-    ``result.bounds(by=...)`` (where it exists) returns a frame indexed by the row keys and
-    the sensitive value with ``lower`` and ``upper`` columns; rows are matched by position
-    of the index levels, not by their names. ``by="person"`` gives the individual's
-    bounds; ``by="group"`` the share of a (QI value, group) class of n records, whose count
-    bounds n * lower <= count <= n * upper give each of its people
-    max(0, count_lo - (n - 1)) and min(1, count_hi).
-    """
-    if not hasattr(result, "bounds"):
-        return None
-    frame = result.bounds(by=by)
-    wanted = pd.MultiIndex.from_arrays([*keys, values.to_numpy()])
-    found = frame[["lower", "upper"] + (["records"] if "records" in frame else [])]
-    found = found.reindex(wanted).reset_index(drop=True)
-    if "records" in found:  # shares of a class: its people's own bounds
-        n = found.pop("records").to_numpy(dtype=float)
-        lo = np.maximum(0.0, found["lower"].to_numpy(dtype=float) * n - (n - 1.0))
-        hi = np.minimum(1.0, found["upper"].to_numpy(dtype=float) * n)
-        found["lower"], found["upper"] = _snap(lo), _snap(hi)
-    return found
+def _own_names(keys: pd.DataFrame) -> pd.DataFrame:
+    """``keys`` with every column named like one of the table's own (``_RESERVED``:
+    ``value``, ``maxent``, ...) renamed ``release_<name>`` (more prefixes while taken), so
+    that no column of the release is overwritten or read as the table's; the renames are
+    in ``.attrs["renamed"]`` (old -> new)."""
+    taken = set(map(str, keys.columns)) | _RESERVED
+    renamed = {}
+    for col in keys.columns:
+        if str(col) in _RESERVED:
+            new = PREFIX + str(col)
+            while new in taken:
+                new = PREFIX + new
+            taken.add(new)
+            renamed[col] = new
+    out = keys.rename(columns=renamed)
+    out.attrs["renamed"] = renamed
+    return out
 
 
-def _snap(p: np.ndarray) -> np.ndarray:
-    """A probability within rounding (1e-9) of 0 or 1 made exactly so."""
-    p = np.where(np.abs(p) <= TOL, 0.0, p)
-    return np.where(np.abs(p - 1.0) <= TOL, 1.0, p)
+def _core(result, nonsensitive: tuple, bounds: str, progress) -> pd.DataFrame:
+    """The risk table's columns but ``at_risk`` (threshold-free), cached on the result
+    per (nonsensitive values, bounds mode): the bounds are the costly part."""
+    from .identity import identity_risk
+    from .likeliest import likeliest, rounded
+    from .row_bounds import check_mode, row_bounds
+
+    check_mode(bounds)
+    cache = result.__dict__.setdefault("_risk_cores", {}) if hasattr(result, "__dict__") else {}
+    key = (tuple(sorted(map(str, nonsensitive))), bounds)
+    if key in cache:
+        return cache[key]
+    step = progress if progress is not None else (lambda name: None)
+    step("likeliest values")
+    m = result.model
+    best = likeliest(result, nonsensitive)
+    ids = best.keys.iloc[:, 0].to_numpy() if best.by == "person" else None
+    if best.by == "person":
+        keys = _own_names(_person_keys(result, pd.Index(ids)))
+        keys.insert(0, _id_column(m), ids)
+    else:
+        keys = _own_names(best.keys)
+        names = list(best.keys.columns)
+        sizes = result.structure.records.groupby(names, observed=True).size()
+        keys["records"] = (
+            sizes.reindex(pd.MultiIndex.from_frame(best.keys)).fillna(0).to_numpy(dtype=int)
+        )
+    table = keys
+    table.attrs["renamed"] = dict(keys.attrs.get("renamed", {}))
+    table["value"] = best.value
+    table["maxent"] = rounded(best.maxent)
+    table["tied"] = best.ties > 1
+    table.attrs["nonsensitive"] = tuple(nonsensitive)
+    table["identity"] = rounded(identity_risk(m, best.keys))
+    mode = bounds if hasattr(result, "bounds") else "none"
+    if mode != "none":
+        step("certified bounds")
+    on = best.has_value
+    got = row_bounds(result, best.by, best.pairs(), mode, rows=len(table))
+    if got is not None:
+        lo, hi, info = got
+        lower, upper = np.zeros(len(table)), np.zeros(len(table))
+        lower[on], upper[on] = lo, hi
+        table["lower"], table["upper"] = rounded(lower), rounded(upper)
+        table.attrs["bounds"] = info
+    order = np.argsort(-table["maxent"].to_numpy(dtype=float), kind="stable")
+    table = table.iloc[order].reset_index(drop=True)
+    cache[key] = table
+    return table
 
 
-def risk_table(result, threshold: float = 0.5) -> pd.DataFrame:
+def risk_table(
+    result,
+    threshold: float = 0.5,
+    *,
+    csv_safe: bool = True,
+    nonsensitive=(),
+    bounds: str = "auto",
+    progress=None,
+) -> pd.DataFrame:
     """One row per person, worst first: who could be found out, and how surely.
 
     With person ids (a release's person column, pooled releases) the rows are people:
     the id column (named as in the release, else ``person``), the QI columns (and the
     group column for one release). Without them the rows are the (QI value, group)
-    classes of the release, with ``records``, the number of people in each. Then:
+    classes of the release, with ``records``, the number of people in each. A column of
+    the release named like one of the table's own (``value``, ``maxent``, ``lower``,
+    ``upper``, ``at_risk``, ``records``, ... every column below) is shown as
+    ``release_<name>`` (``.attrs["renamed"]`` maps old names to new), never overwritten.
+    Then:
 
     * ``value``: the sensitive value most likely under the maximum-entropy estimate
-      (ties: the first in sorted order);
+      (ties: the first in sorted order; values in ``nonsensitive`` never count, and a row
+      holding only those has none);
     * ``maxent``: its maximum-entropy posterior (the same for each person of a class);
-    * ``lower``, ``upper``: the certified interval, over every table the release and the
-      knowledge allow, of **the person's own** probability of holding that value
-      (``result.bounds(by="person")``; for a row of a class without person ids, of each
-      of its people, from the class's count bounds), when the result has a ``bounds``
-      method. ``upper`` 1 says the person may hold it for sure in some table, ``lower``
-      1 that they do in every one; the share of a record class is ``by="class"`` (a
-      class of two that surely has one Flu: share at least 1/2, each person's lower 0);
-    * ``at_risk``: ``maxent >= threshold``.
+    * ``tied``: True when another value is as likely (the guess is a coin toss among
+      them);
+    * ``lower``, ``upper``: the interval, over every table the release and the knowledge
+      allow, of **the person's own** probability of holding that value (for a row of a
+      class without person ids, of each of its people, from the class's count bounds):
+      certified bounds (:func:`~maxent_privacy.bounds.bounds` on each row's value only),
+      or outer bounds from the release alone where ``bounds="auto"`` cut them (past a
+      size or a time box, :mod:`~maxent_privacy.report.row_bounds`; ``.attrs["bounds"]``
+      says how many); none with ``bounds="none"``. ``upper`` 1 says the person may hold
+      it for sure in some table, ``lower`` 1 that they do in every one;
+    * ``at_risk``: ``maxent >= threshold``, on ``maxent`` rounded to 4 decimals;
+    * ``identity``: the row's identity (re-identification) risk, 1 / the records sharing
+      its QI cells (prosecutor; with a population, journalist: 1 / the people who fit),
+      :mod:`~maxent_privacy.report.identity`.
 
-    Sorted by ``maxent``, largest first (ties in table order).
+    **Rounding rule**: ``maxent``, ``lower`` and ``upper`` are rounded to 4 decimals
+    (:data:`~maxent_privacy.report.likeliest.DIGITS`) and ``at_risk`` is decided on that
+    rounded ``maxent``, so every number printed (CSV, HTML, terminal) agrees with it.
+    Sorted by ``maxent``, largest first (ties in table order). The result caches the
+    table per arguments (``result.report()`` after ``result.risk_table()`` reuses its
+    bounds). ``progress``: called with the name of each long step (a progress bar).
+
+    ``csv_safe`` (default True): text cells that a spreadsheet would run as a formula
+    (starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return, such as
+    ``=HYPERLINK(...)``) are prefixed with ``'`` (the OWASP rule; numeric columns and
+    plain numbers like ``-3`` are untouched), so that the table can be saved as CSV and
+    opened safely; ``csv_safe=False`` keeps every cell as in the data.
     """
     threshold = check_threshold(threshold)
-    m = result.model
-    if per_person(result):
-        post = result.person_posterior()
-        keys = _person_keys(result, post.index)
-        ident = _id_column(m)
-        keys.insert(0, ident, post.index.to_numpy())
-        by, key_arrays = "person", [post.index.to_numpy()]
-    else:
-        post = result.posterior(by="group")
-        keys = post.index.to_frame(index=False)
-        sizes = result.structure.records.groupby(list(post.index.names), observed=True).size()
-        keys["records"] = sizes.reindex(post.index).fillna(0).to_numpy(dtype=int)
-        by = "group"
-        key_arrays = [post.index.get_level_values(i).to_numpy() for i in range(post.index.nlevels)]
-    probs = post.to_numpy(dtype=float)
-    best = np.argmax(np.nan_to_num(probs, nan=-1.0), axis=1) if probs.shape[1] else []
-    values = pd.Series(np.asarray(post.columns)[best], dtype=object)
-    maxent = probs[np.arange(len(post)), best] if probs.shape[1] else np.zeros(len(post))
-    table = keys.copy()
-    table["value"] = values.to_numpy()
-    table["maxent"] = maxent
-    bounds = _bounds(result, by, key_arrays, values)
-    if bounds is not None:
-        table["lower"] = bounds["lower"].to_numpy(dtype=float)
-        table["upper"] = bounds["upper"].to_numpy(dtype=float)
-    table["at_risk"] = table["maxent"].to_numpy() >= threshold - TOL
+    if hasattr(result, "check_current"):  # a Result solved from the model as it is now
+        result.check_current("risk_table()")
+    if isinstance(nonsensitive, str) or not np.iterable(nonsensitive):
+        nonsensitive = () if nonsensitive is None else (nonsensitive,)
+    table = _core(result, tuple(nonsensitive), bounds, progress).copy()
+    table.attrs = {k: type(v)(v) for k, v in table.attrs.items()}
+    table["at_risk"] = table["maxent"].to_numpy() >= threshold
+    for col in ("tied", "identity"):  # after at_risk: the columns before it as they were
+        table[col] = table.pop(col)
     order = np.argsort(-table["maxent"].to_numpy(dtype=float), kind="stable")
-    return table.iloc[order].reset_index(drop=True)
+    table = table.iloc[order].reset_index(drop=True)
+    return spreadsheet_safe(table) if csv_safe else table
 
 
-def write_risk_table(result, path, threshold: float = 0.5) -> pd.DataFrame:
+def write_risk_table(
+    result, path, threshold: float = 0.5, *, inputs=(), csv_safe: bool = True
+) -> pd.DataFrame:
     """Write :func:`risk_table` to ``path``, whole or not at all: CSV, or Parquet for
     ``.parquet``/``.pq`` (needs pyarrow; without it an OutputError says so). Returns the
-    table."""
-    table = risk_table(result, threshold)
+    table as written.
+
+    ``inputs``: the files the release and knowledge were read from (paths, or ``{label:
+    path}``); a ``path`` that is one of them (through a link too) is refused with
+    :class:`~maxent_privacy.errors.SameFileError` before anything is computed.
+    ``csv_safe`` (default True): formula-like text cells are neutralized in a CSV (see
+    :func:`risk_table`); ``csv_safe=False`` writes them raw. Parquet keeps them raw.
+    """
+    check_outputs({"the risk table": path}, inputs)
+    csv = str(path).lower().endswith(".csv")
+    table = risk_table(result, threshold, csv_safe=csv_safe and csv)
     write_frame(path, table, index=False)
     return table
 
@@ -180,26 +249,33 @@ def risk_summary(result, threshold: float = 0.5, table: pd.DataFrame | None = No
     whose own upper bound (the individual's, see :func:`risk_table`) for their likeliest
     value reaches it."""
     threshold = check_threshold(threshold)
-    table = risk_table(result, threshold) if table is None else table
-    weight = table["records"].to_numpy(dtype=float) if "records" in table else None
+    table = risk_table(result, threshold, csv_safe=False) if table is None else table
+    # ``records`` weighs a row of a (QI value, group) class; with person ids a row is one
+    # person, whatever the release's columns are called
+    weighted = "records" in table and not per_person(result)
+    weight = table["records"].to_numpy(dtype=float) if weighted else None
     at = table["at_risk"].to_numpy(dtype=bool)
     people = float(weight.sum()) if weight is not None else float(len(table))
     people_at = float(weight[at].sum()) if weight is not None else float(at.sum())
-    # pooled releases have no single group per record: no (QI value, group) classes
-    by_group = None if result.model.pooled else result.posterior(by="group").max(axis=1)
-    by_qi = result.posterior().max(axis=1)
+    # pooled releases have no single group per record: no (QI value, group) classes;
+    # the largest posteriors read sparsely, rounded as the table's (see risk_table)
+    from .likeliest import largest_share, rounded
+
+    skip = table.attrs.get("nonsensitive", ())
+    by_group = None if result.model.pooled else rounded(largest_share(result, "group", skip))
+    by_qi = rounded(largest_share(result, None, skip))
     out = {
         "threshold": threshold,
         "people": int(people),
         "people_at_risk": int(people_at),
         "classes": None if by_group is None else len(by_group),
-        "classes_at_risk": None if by_group is None else int((by_group >= threshold - TOL).sum()),
+        "classes_at_risk": None if by_group is None else int((by_group >= threshold).sum()),
         "qi_values": len(by_qi),
-        "qi_values_at_risk": int((by_qi >= threshold - TOL).sum()),
+        "qi_values_at_risk": int((by_qi >= threshold).sum()),
         "per_person": weight is None,
     }
     if "upper" in table:
-        worst = table["upper"].to_numpy(dtype=float) >= threshold - TOL
+        worst = table["upper"].to_numpy(dtype=float) >= threshold
         out["people_at_risk_worst_case"] = int(
             weight[worst].sum() if weight is not None else worst.sum()
         )

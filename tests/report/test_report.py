@@ -58,7 +58,8 @@ def test_figure1_report_from_the_command_line(files, tmp_path, capsys):
 
     table = pd.read_csv(risk)
     assert list(table.columns) == [
-        "name", "gender", "degree", "bucket", "value", "maxent", "lower", "upper", "at_risk"
+        "name", "gender", "degree", "bucket", "value", "maxent", "lower", "upper", "at_risk",
+        "tied", "identity",
     ]  # fmt: skip
     assert len(table) == 10 and table["at_risk"].dtype == bool
     # the certified interval of each person's likeliest value holds the estimate
@@ -76,7 +77,7 @@ def test_figure1_report_from_the_command_line(files, tmp_path, capsys):
     assert "2 of 10" in page
     printed = capsys.readouterr().out
     assert "2 of 10 people at risk" in printed
-    assert "at risk: Cathy (Breast Cancer 1.000), Grace (Breast Cancer 1.000)" in printed
+    assert "at risk: Cathy (Breast Cancer 1.0000), Grace (Breast Cancer 1.0000)" in printed
     assert f"report written to {out}" in printed and f"risk table written to {risk}" in printed
     assert "maxent-privacy report" in page and "--threshold 0.99" in page  # how to reproduce
 
@@ -87,7 +88,7 @@ def test_figure1_risk_table_from_python():
     assert table.loc[table["at_risk"], "name"].tolist() == ["Cathy", "Grace"]
     assert table["maxent"].is_monotonic_decreasing
     assert table.set_index("name").loc["Allen", "value"] == "Flu"
-    assert table.set_index("name").loc["Allen", "maxent"] == pytest.approx(2 / 3)
+    assert table.set_index("name").loc["Allen", "maxent"] == 0.6667  # 4 decimals: the rule
     allen = table.set_index("name").loc["Allen"]
     # bucket 1 holds Flu twice for Allen and Brian (the male college graduates): at least
     # one of them has it (their class's share is at least 0.5), and either may be the
@@ -104,7 +105,8 @@ def test_without_person_ids_rows_are_classes():
     result = figure1_result(person=None, knowledge=False)
     table = result.risk_table()
     assert list(table.columns) == [
-        "gender", "degree", "bucket", "records", "value", "maxent", "lower", "upper", "at_risk"
+        "gender", "degree", "bucket", "records", "value", "maxent", "lower", "upper", "at_risk",
+        "tied", "identity",
     ]  # fmt: skip
     assert table["records"].sum() == 10 and len(table) == 9
     # bucket 1 holds Flu twice among 4 records: its 4 people are at risk at 0.5
@@ -144,26 +146,22 @@ def test_pooled_releases_are_per_person():
     assert len(table) == result.person_posterior().shape[0]
 
 
-def test_bounds_columns_appear_when_the_result_has_bounds():
+def test_bounds_columns_follow_the_bounds_mode():
     result = figure1_result()
-
-    class WithBounds(type(result)):
-        def bounds(self, by=None, **options):
-            assert by == "person"
-            post = self.person_posterior()
-            frame = post.stack().rename("maxent").to_frame()
-            frame["lower"] = frame["maxent"] / 2
-            frame["upper"] = 1.0
-            return frame
-
-    result.__class__ = WithBounds
     table = risk_table(result, 0.99)
-    assert list(table.columns[-4:]) == ["maxent", "lower", "upper", "at_risk"]
+    assert list(table.columns[-6:]) == [
+        "maxent", "lower", "upper", "at_risk", "tied", "identity"
+    ]  # fmt: skip
     allen = table.set_index("name").loc["Allen"]
-    assert allen["lower"] == pytest.approx(1 / 3) and allen["upper"] == 1.0
+    assert allen["lower"] == 0.0 and allen["upper"] == 1.0
     summary = risk_summary(result, 0.99, table)
     assert summary["people_at_risk_worst_case"] == 10
     assert "at risk in the worst case" in render_report(result, 0.99)
+    bare = risk_table(result, 0.99, bounds="none")
+    assert "lower" not in bare and "upper" not in bare
+    assert "people_at_risk_worst_case" not in risk_summary(result, 0.99, bare)
+    with pytest.raises(ValueError, match="bounds must be one of 'auto', 'all', 'none'"):
+        risk_table(result, 0.99, bounds="some")
 
 
 @pytest.mark.parametrize("threshold", [0, -0.1, 1.5, float("nan"), "high"])

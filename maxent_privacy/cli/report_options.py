@@ -1,0 +1,35 @@
+"""The ``report`` options for acting on a release at scale: which intervals to certify
+(``--bounds``), which values are not sensitive (``--nonsensitive``) and the progress bar
+(``--progress``/``--no-progress``)."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_report_options"]
+
+
+def add_report_options(rp: argparse.ArgumentParser) -> None:
+    rp.add_argument(
+        "--bounds",
+        choices=["auto", "all", "none"],
+        default="auto",
+        help="the lower/upper interval of each person's likeliest value: auto (default: "
+        "certified within 20 s for up to 50,000 rows, else outer bounds from the release "
+        "alone, the facts left out; the report says which), all (certify every one, "
+        "however long), none (no interval)",
+    )
+    rp.add_argument(
+        "--nonsensitive",
+        nargs="+",
+        default=[],
+        metavar="VALUE",
+        help="sensitive-column values that are not sensitive (e.g. HS-grad): never a "
+        "person's risk; the likeliest value is taken among the others",
+    )
+    rp.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on standard error (default: when it is a terminal)",
+    )
