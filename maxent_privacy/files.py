@@ -123,6 +123,16 @@ def _open_temp(target: Path) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target.parent))
 
 
+def _keep_mode(fd: int, target: Path) -> None:
+    """Give the new file ``fd`` the permission bits of the file it replaces (if any)."""
+    try:
+        mode_bits = os.stat(target).st_mode & 0o7777
+    except OSError:
+        return
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode_bits)
+
+
 def _fsync_folder(folder: Path) -> None:
     if not hasattr(os, "O_DIRECTORY"):  # pragma: no cover - Windows
         return
@@ -156,12 +166,7 @@ def atomic_write(
     except OSError as exc:
         raise _output_error(exc, target) from exc
     try:
-        try:
-            mode_bits = os.stat(target).st_mode & 0o7777
-        except OSError:
-            mode_bits = None
-        if mode_bits is not None and hasattr(os, "fchmod"):
-            os.fchmod(fd, mode_bits)
+        _keep_mode(fd, target)
         if binary:
             fh = os.fdopen(fd, "wb")
         else:
@@ -353,12 +358,7 @@ def _write_temp(target: Path, data) -> Path:
     temporary file next to ``target``, flushed and fsynced; its path."""
     fd, tmp = _open_temp(target)
     try:
-        try:
-            mode_bits = os.stat(target).st_mode & 0o7777
-        except OSError:
-            mode_bits = None
-        if mode_bits is not None and hasattr(os, "fchmod"):
-            os.fchmod(fd, mode_bits)
+        _keep_mode(fd, target)
         with os.fdopen(fd, "wb") as fh:
             fd = -1
             if callable(data):
