@@ -28,7 +28,7 @@ def machine_info() -> dict:
     versions["maxent_privacy"] = maxent_privacy.__version__
     # the package is edited while benchmarks run: fingerprint the sources that ran
     digest = hashlib.sha256()
-    src = sorted(Path(maxent_privacy.__file__).parent.glob("*.py"))
+    src = sorted(Path(maxent_privacy.__file__).parent.rglob("*.py"))
     for path in src:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     newest = max(path.stat().st_mtime for path in src)

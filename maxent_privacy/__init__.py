@@ -109,6 +109,8 @@ _LAZY = {
     "robustness": ".adversaries.robustness",
     "rules": ".knowledge.rules",
     "check_kc": ".adversaries.attacks",
+    "compare_adversaries": ".adversaries.compare",
+    "definetti": ".adversaries.definetti",
     "inference_channels": ".adversaries.channels",
     "explain_infeasibility": ".knowledge.conflicts",
     "Bucketized": ".releases.bucketized",
@@ -165,6 +167,8 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from .adversaries import attacks, metrics, robustness
     from .adversaries.attacks import check_kc
     from .adversaries.channels import inference_channels
+    from .adversaries.compare import compare_adversaries as compare_adversaries
+    from .adversaries.definetti import definetti as definetti
     from .anonymize import mondrian
     from .errors import (
         InaccurateSolution,
@@ -229,6 +233,8 @@ __all__ = [
     "anonymize",
     "attacks",
     "check_kc",
+    "compare_adversaries",
+    "definetti",
     "mondrian",
     "robustness",
     "datasets",

@@ -86,6 +86,9 @@ class Result:
         Solver, components, closed-form count, times and iterations.
     components : DataFrame
         One row per solved component (and one for all closed-form ones).
+    history : DataFrame or None
+        For the learned adversary (:func:`maxent_privacy.definetti`): one row per round
+        (log-likelihood, change, seconds); None for ``model.solve()``.
     """
 
     def __init__(
@@ -121,6 +124,8 @@ class Result:
         self.fixed = fixed
         #: soft facts: how far each is off (0 when it holds), in the fact's units
         self.violations = pd.Series(violations or {}, name="violation", dtype=float)
+        #: the rounds of a learned estimate (:func:`maxent_privacy.definetti`); None here
+        self.history = None
 
     @cached_property
     def _cells(self) -> pd.DataFrame:

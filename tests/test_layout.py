@@ -143,7 +143,8 @@ TOP = (
     "OutputError Person ReleaseError Result Rules SolveOptions SolverFailed "
     "SolverNotInstalled SolverOptionError StaleResult Structure UnsupportedModel anonymize "
     "attacks "
-    "between check_kc count_having datasets exp_cone_solvers explain_infeasibility "
+    "between check_kc compare_adversaries count_having datasets definetti exp_cone_solvers "
+    "explain_infeasibility "
     "inference_channels metrics mine_rules mondrian plot_privacy_curve plot_risk robustness "
     "rules soft vague"
 ).split()

@@ -17,6 +17,8 @@ Modules:
 - ``definetti``: Kifer's deFinetti attack, an adversary that learns from the release;
   ``learners`` its classifiers (naive Bayes, logistic regression), ``projection`` its
   projections onto the tables a release allows
+- ``compare``: a scale of adversaries on one release (maximum entropy, with knowledge,
+  learned, LP bounds, possible worlds) side by side, scored against the original table
 
 Old paths stay importable: ``maxent_privacy.attacks``, ``.channels``, ``.robustness`` and
 ``.metrics`` are these modules.
