@@ -308,6 +308,7 @@ def _write_report(args, result, table, html, risk, names) -> None:
         sources=args.release,
         knowledge=args.knowledge,
         command=None if argv is None else shlex.join(["maxent-privacy", *argv]),
+        adversary=getattr(args, "adversary", "maxent"),
     )
 
 

@@ -1,6 +1,6 @@
 """The ``report`` options for acting on a release at scale: which intervals to certify
-(``--bounds``), which values are not sensitive (``--nonsensitive``) and the progress bar
-(``--progress``/``--no-progress``)."""
+(``--bounds``), which values are not sensitive (``--nonsensitive``), which adversaries
+the page compares (``--adversary``) and the progress bar (``--progress``/``--no-progress``)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,14 @@ def add_report_options(rp: argparse.ArgumentParser) -> None:
         metavar="VALUE",
         help="sensitive-column values that are not sensitive (e.g. HS-grad): never a "
         "person's risk; the likeliest value is taken among the others",
+    )
+    rp.add_argument(
+        "--adversary",
+        choices=["maxent", "learned"],
+        default="maxent",
+        help="maxent (default): the maximum-entropy estimate; learned: also a scale of "
+        "adversaries on the page, how many people maximum entropy, the learned deFinetti "
+        "adversary (Kifer 2009) and the worst case each put at risk",
     )
     rp.add_argument(
         "--progress",

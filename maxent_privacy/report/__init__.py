@@ -16,6 +16,8 @@ Modules:
 - ``identity``: identity (re-identification) risk per row: prosecutor, journalist
 - ``facts_impact``: per fact, people it puts at risk; pooled releases, each one alone
 - ``act``: what a publisher needs to act, for the page (ties, worst case, identity, facts)
+- ``adversary_scale``: ``report --adversary learned``: people at risk per adversary
+  (maximum entropy, learned, worst case)
 - ``interval_plot``: the riskiest people's intervals as bars with the maxent dot
 """
 

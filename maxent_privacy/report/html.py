@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..files import check_outputs, check_target, write_text
 from .act import act_context
+from .adversary_scale import ADVERSARY_CHOICES, adversary_scale
 from .risk import check_threshold, per_person, risk_summary, risk_table
 from .statements import stated_facts
 
@@ -300,11 +301,13 @@ def render_report(
     table: pd.DataFrame | None = None,
     nonsensitive=(),
     bounds: str = "auto",
+    adversary: str = "maxent",
 ) -> str:
     """The HTML text of the report (see :func:`write_report`); ``table``: the
     :func:`risk_table` of ``result`` at ``threshold`` when the caller has it already (its
     certified intervals cost LPs); else ``nonsensitive`` and ``bounds`` go to
-    :func:`risk_table` (the result caches it: no bounds computed twice)."""
+    :func:`risk_table` (the result caches it: no bounds computed twice). ``adversary``
+    "learned" adds the scale of adversaries (:mod:`.adversary_scale`)."""
     import jinja2
 
     from .. import __version__
@@ -365,8 +368,21 @@ def render_report(
         "reproduce": _reproduce(result, threshold, command, sources, knowledge),
         "bounds": "upper" in table,
         "act": act_context(result, table, threshold, summary),
+        "adversaries": _adversaries(result, table, threshold, summary, nonsensitive, adversary),
     }
     return env.get_template("report.html.j2").render(**context)
+
+
+def _adversaries(result, table, threshold, summary, nonsensitive, adversary) -> list:
+    """The rows of the scale of adversaries (``adversary="learned"``), else none."""
+    if adversary not in ADVERSARY_CHOICES:
+        raise ValueError(f"adversary={adversary!r} must be one of {list(ADVERSARY_CHOICES)}")
+    if adversary == "maxent":
+        return []
+    skip = table.attrs.get("nonsensitive", nonsensitive)
+    return adversary_scale(
+        result, threshold, skip, worst_case=summary.get("people_at_risk_worst_case")
+    )
 
 
 def write_report(result, path, threshold: float = 0.5, **options) -> None:
