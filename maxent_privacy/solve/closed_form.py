@@ -20,6 +20,17 @@ from .presolve import Reduced
 __all__ = ["ClosedForm", "closed_components"]
 
 
+def _row_multipliers(red: Reduced, part: Part, nu_cls, nu_gs, n):
+    """The part's row multipliers from the class and SA-row ones (other rows: 0), and
+    the dual bound they give with base measure ``n``."""
+    block, row = red.d_block[part.dk], red.d_row[part.dk]
+    nu_d = np.zeros(len(row))
+    nu_d[block == 0] = nu_cls[row[block == 0]]
+    nu_d[block == 2] = nu_gs[row[block == 2]]
+    D = red.D[part.dk][:, part.cells]
+    return nu_d, dual_bound(D, red.d[part.dk], nu_d, None, None, None, n)
+
+
 class ClosedForm:
     """Eq. (9) on every closed component at once."""
 
@@ -47,13 +58,7 @@ class ClosedForm:
         with np.errstate(divide="ignore", invalid="ignore"):
             nu_cls = -1.0 - np.log(r_cls / s.class_n) - np.log(c_star[kc] / T[kc])
             nu_gs = -np.log(r_gs / T[kg]) + np.log(c_star[kg] / T[kg])
-        block, row = red.d_block[part.dk], red.d_row[part.dk]
-        nu_d = np.zeros(len(row))
-        nu_d[block == 0] = nu_cls[row[block == 0]]
-        nu_d[block == 2] = nu_gs[row[block == 2]]
-        n = s.cell_n[red.free[part.cells]]
-        D = red.D[part.dk][:, part.cells]
-        bound = dual_bound(D, red.d[part.dk], nu_d, None, None, None, n)
+        nu_d, bound = _row_multipliers(red, part, nu_cls, nu_gs, s.cell_n[red.free[part.cells]])
         record = {
             "component": "closed form",
             "cells": len(part.cells),
@@ -219,12 +224,7 @@ class MatrixScaling:
         shift[gs_comp[dropped]] = nu_gs[dropped]
         nu_gs = nu_gs - np.where(gs_comp >= 0, shift[np.maximum(gs_comp, 0)], 0.0)
         nu_cls = nu_cls + np.where(cls_comp >= 0, shift[np.maximum(cls_comp, 0)], 0.0)
-        block, row = red.d_block[part.dk], red.d_row[part.dk]
-        nu_d = np.zeros(len(row))
-        nu_d[block == 0] = nu_cls[row[block == 0]]
-        nu_d[block == 2] = nu_gs[row[block == 2]]
-        D = red.D[part.dk][:, part.cells]
-        bound = dual_bound(D, red.d[part.dk], nu_d, None, None, None, w)
+        nu_d, bound = _row_multipliers(red, part, nu_cls, nu_gs, w)
         record = {
             "component": "matrix scaling",
             "cells": len(part.cells),
