@@ -48,6 +48,20 @@ Options: ``--out DIR`` (default ``benchmarks/results``), ``--cap SECONDS`` (per 
 120), ``--scs-cap SECONDS`` (SCS, default min(cap, 30)), ``--big-cap SECONDS`` (synthetic
 populations, default 300). Writes ``solvers.md``,
 ``solvers.json`` and ``solvers.png`` (``solvers-quick.*`` with ``--quick``).
+
+``--random N`` (``random_instances.py``) and ``--sequences N`` (issue 24) are tables of N
+seeded instances (``--seed-start``), ours against plain cvxpy + Clarabel in this process.
+``--sequences``: signature-keeping sequences built here (not by this package's
+anonymizers): 2,000-10,000 Adult people, ``occupation`` or ``education`` sensitive, a
+random subset of ``datasets.ADULT_QI``, 3-5 releases with person ids, l = 2-6. Release 1
+puts people into buckets of l distinct values; each later release loses 5-15 % of its
+people, re-forms buckets of the survivors per signature (the set of values of a person's
+first bucket; one person per value, the leftovers leave) and buckets 5-15 % arrivals; 0-2
+true facts P(value | attribute = v) == p. The reference is an independent cvxpy model
+(``model.invariant_matrix(drop_redundant=False)``, the facts' rows, ``maximize sum
+entr(x) + x . log n``; Clarabel, time limit ``--cap``, default 120 s), timed once; ours
+(``MaxEntModel`` + facts + ``solve()``) the best of ``--repeat`` runs. Writes
+``solvers-sequences.md``.
 """
 
 from __future__ import annotations
@@ -473,6 +487,284 @@ def random_mode(args, argv) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------ --sequences
+SEQ_SA = ["occupation", "education"]
+
+
+def _distinct_buckets(values: np.ndarray, size: int, rng) -> list[np.ndarray]:
+    """Buckets of ``size`` positions of ``values`` holding ``size`` distinct values each:
+    repeatedly the most frequent value left and ``size - 1`` others drawn with weights
+    count**2 (the frequent ones drain first), one person of each; people left when fewer
+    than ``size`` values remain get no bucket."""
+    by = {v: list(rng.permutation(np.flatnonzero(values == v))) for v in np.unique(values)}
+    buckets = []
+    while True:
+        live = [v for v in by if by[v]]
+        if len(live) < size:
+            return buckets
+        w = np.array([len(by[v]) for v in live], dtype=float) ** 2
+        top = int(np.argmax(w))
+        w[top] = 0.0
+        pick = [top, *rng.choice(len(live), size=size - 1, replace=False, p=w / w.sum())]
+        buckets.append(np.array([by[live[i]].pop() for i in pick]))
+
+
+def _keep_signatures(people: np.ndarray, s: np.ndarray, sig: dict, rng) -> list[np.ndarray]:
+    """m-invariance: per signature, buckets of one person per value of the signature
+    (``people`` are positions, ``s`` their values); the leftovers get no bucket."""
+    groups: dict[tuple, dict] = {}
+    for p in rng.permutation(people):
+        groups.setdefault(sig[p], {}).setdefault(s[p], []).append(p)
+    buckets = []
+    for signature, by_value in groups.items():
+        k = min(len(by_value.get(v, [])) for v in signature)
+        buckets += [np.array([by_value[v][i] for v in signature]) for i in range(k)]
+    return buckets
+
+
+def signature_sequence(frame, sa: str, n0: int, n_rel: int, size: int, rng):
+    """Signature-keeping releases of ``frame`` (position = pid): release 1 buckets the
+    first ``n0`` people into buckets of ``size`` distinct values; each later release loses
+    5-15 % of the people at random (departures), re-forms the survivors' buckets keeping
+    each one's signature (the leftovers of a signature leave too) and buckets 5-15 %
+    arrivals from the rest of ``frame``. Returns the release frames (with ``bucket``)."""
+    s = frame[sa].to_numpy()
+    sig: dict = {}
+    nxt = n0
+    published = np.array([], dtype=int)
+    frames = []
+    for r in range(n_rel):
+        buckets = []
+        if r:
+            keep = rng.uniform(size=len(published)) >= rng.uniform(0.05, 0.15)
+            buckets = _keep_signatures(published[keep], s, sig, rng)
+            m = int(round(n0 * rng.uniform(0.05, 0.15)))
+            new, nxt = np.arange(nxt, min(nxt + m, len(frame))), min(nxt + m, len(frame))
+        else:
+            new = np.arange(n0)
+        for b in _distinct_buckets(s[new], size, rng):
+            members = new[b]
+            sig.update((p, tuple(sorted(s[members]))) for p in members)
+            buckets.append(members)
+        published = np.concatenate(buckets)
+        bucket = np.repeat(np.arange(1, len(buckets) + 1), [len(b) for b in buckets])
+        frames.append(frame.iloc[published].assign(bucket=bucket).reset_index(drop=True))
+    return frames
+
+
+def true_cells(model, frames, sa: str) -> np.ndarray:
+    """The true cell values of a pooled model: each published person at their value."""
+    people = pd.concat(frames).drop_duplicates("pid")
+    cls = model.structure.person_class.reindex(people["pid"]).to_numpy()
+    where = {k: j for j, k in enumerate(zip(model.cells["cls"], model.cells[sa], strict=True))}
+    x = np.zeros(model.n_cells)
+    for c, v in zip(cls, people[sa], strict=True):
+        x[where[(c, v)]] += 1
+    return x
+
+
+def true_facts(frames, qi, sa, k: int, rng) -> list[tuple]:
+    """``k`` true facts P(value | attribute = v) == p over the published people."""
+    people = pd.concat(frames).drop_duplicates("pid")
+    facts = []
+    for _ in range(k):
+        row = people.iloc[int(rng.integers(len(people)))]
+        a = str(rng.choice(qi))
+        sel = people[people[a] == row[a]]
+        value = sel[sa].iloc[int(rng.integers(len(sel)))]
+        facts.append((value, {a: row[a]}, float((sel[sa] == value).mean())))
+    return facts
+
+
+def sequence_instance(seed: int):
+    """(releases, facts, description, frames, sa) of the sequence instance ``seed``."""
+    from maxent_privacy import Bucketized, datasets
+
+    rng = np.random.default_rng(seed)
+    sa = str(rng.choice(SEQ_SA))
+    pool = [c for c in datasets.ADULT_QI if c != sa]
+    qi = sorted(rng.choice(pool, size=int(rng.integers(3, len(pool) + 1)), replace=False))
+    n0, n_rel, size = (
+        int(rng.integers(2_000, 10_001)),
+        int(rng.integers(3, 6)),
+        int(rng.integers(2, 7)),
+    )
+    adult = datasets.load_adult()
+    frame = adult.sample(min(len(adult), int(n0 * (1 + 0.15 * (n_rel - 1)))), random_state=seed)
+    frame = frame.reset_index(drop=True)[qi + [sa]].assign(pid=lambda f: np.arange(len(f)))
+    frames = signature_sequence(frame, sa, n0, n_rel, size, rng)
+    releases = [Bucketized(f, qi=qi, sa=sa, group="bucket", person="pid") for f in frames]
+    facts = true_facts(frames, qi, sa, int(rng.integers(0, 3)), rng)
+    sizes = "/".join(f"{len(f):,}" for f in frames)
+    text = (
+        f"seed {seed}: {n0:,} sampled, {n_rel} releases of {sizes} people, l = {size}, "
+        f"SA {sa}, QI {', '.join(map(str, qi))}"
+    )
+    return releases, facts, text, frames, sa, size
+
+
+def _seq_model(releases, facts):
+    from maxent_privacy import MaxEntModel
+
+    model = MaxEntModel(releases)
+    for i, (value, cond, p) in enumerate(facts):
+        model.add(model.P(value, **cond) == p, name=f"fact{i}")
+    return model
+
+
+def plain_cvxpy(model, cap: float):
+    """The independent reference: one cvxpy problem over the invariant matrix and the
+    facts' rows, ``maximize sum entr(x) + x . log n`` (class-size base measure), Clarabel
+    with ``time_limit=cap``. Returns (x, status)."""
+    import cvxpy as cp
+
+    A, b, _ = model.invariant_matrix(drop_redundant=False)
+    n = model.cells["n"].to_numpy(float)
+    x = cp.Variable(model.n_cells, nonneg=True)
+    cons = [A @ x == b]
+    for f in model.facts:
+        cons.append(f.A @ x == f.b if f.sense == "==" else f.A @ x <= f.b)
+    problem = cp.Problem(cp.Maximize(cp.sum(cp.entr(x)) + np.log(n) @ x), cons)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            problem.solve(solver="CLARABEL", time_limit=cap)
+        except cp.error.SolverError as err:
+            return None, f"solver error: {str(err)[:60]}"
+    return (None if x.value is None else np.asarray(x.value)), problem.status
+
+
+def _seq_times(releases, facts, cap: float, repeat: int):
+    """(plain s, x plain, status, ours s, result): plain once (build + solve), ours
+    (build + solve) the best of ``repeat``."""
+    t = time.perf_counter()
+    x_plain, status = plain_cvxpy(_seq_model(releases, facts), cap)
+    t_plain = time.perf_counter() - t
+    t_ours, result = np.inf, None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = _seq_model(releases, facts).solve()
+        t_ours = min(t_ours, time.perf_counter() - t)
+    return t_plain, x_plain, status, t_ours, result
+
+
+def sequence_row(seed: int, cap: float, repeat: int) -> dict:
+    """One instance: checks the releases hold the truth, times plain and ours."""
+    releases, facts, text, frames, sa, size = sequence_instance(seed)
+    model = _seq_model(releases, facts)
+    assert "kind" not in model.cells or (model.cells["kind"] == "z").all()
+    x_true = true_cells(model, frames, sa)
+    A, b, _ = model.invariant_matrix(drop_redundant=False)
+    assert np.abs(A @ x_true - b).max() < 1e-9, "the releases do not hold the truth"
+    assert all(np.abs(f.A @ x_true - f.b).max() < 1e-9 for f in model.facts)
+    t_plain, x_plain, status, t_ours, ours = _seq_times(releases, facts, cap, repeat)
+    st = ours.solver_stats
+    zeros = dict(st["forced_zeros"])
+    n = model.cells["n"].to_numpy(float)
+    done = x_plain is not None and status == "optimal"
+    cut = t_plain >= cap
+    diff = float(np.max(np.abs(ours.x - x_plain) / n)) if x_plain is not None else np.nan
+    other = {k: v for k, v in zeros.items() if k not in ("dual certificate", "LP")}
+    return {
+        "seed": seed,
+        "releases": len(releases),
+        "l": size,
+        "people": model.n_records,
+        "facts": len(facts),
+        "cells": model.n_cells,
+        "plain s": t_plain,
+        "ours s": t_ours,
+        "ratio": t_plain / t_ours,
+        "fixed_by_presolve": st["fixed_by_presolve"],
+        "zeros: certificate": zeros.get("dual certificate", 0),
+        "zeros: LP": zeros.get("LP", 0),
+        "passes": st.get("passes", 1),
+        "Newton steps": st["iterations"],
+        "largest component": int(ours.components["cells"].max()),
+        "setup s": st["setup_time"],
+        "solve s": st["solve_time"],
+        "max abs Δpost": diff,
+        "note": "; ".join(
+            ([] if done else [f"plain: {status}" + (" (cut at the cap)" if cut else "")])
+            + ([f"other zeros {other}"] if other else [])
+        ),
+        "instance": text,
+    }
+
+
+def _seq_markdown(table: pd.DataFrame, header: str) -> str:
+    cols = list(table.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in table.itertuples(index=False):
+        cells = [f"{v:.3g}" if isinstance(v, float) else str(v) for v in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return header + "\n".join(lines) + "\n\n" + _seq_summary(table) + "\n"
+
+
+def _seq_summary(table: pd.DataFrame) -> str:
+    r = table["ratio"]
+    low = table.loc[r < 20, "seed"].tolist()
+    return (
+        f"{len(table)} signature-keeping sequences (seeds {table['seed'].min()}-"
+        f"{table['seed'].max()}): ratio plain/ours min {r.min():.1f}, median "
+        f"{r.median():.1f}, max {r.max():.1f}; below 20x: {low or 'none'}; forced zeros by "
+        f"LP on {int((table['zeros: LP'] > 0).sum())} instances ({table['zeros: LP'].sum()} "
+        f"cells), by the dual certificate {table['zeros: certificate'].sum()}; largest "
+        f"posterior difference {table['max abs Δpost'].max():.1e}"
+    )
+
+
+def sequences_mode(args, argv) -> int:
+    """``--sequences N``: N signature-keeping sequences (issue 24) against an independent
+    plain cvxpy + Clarabel model, in this process; ``solvers-sequences.md``
+    (``solvers-sequences-s<K>.md`` from seed K > 1), written whole or not at all."""
+    import os
+
+    from maxent_privacy import Bucketized, MaxEntModel, datasets
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    cap = args.cap or 120.0
+    warm = Bucketized(
+        datasets.du2008_figure1(), qi=["gender", "degree"], sa="disease", group="bucket"
+    )
+    MaxEntModel(warm).solve()
+    plain_cvxpy(MaxEntModel(warm), cap)
+    load = os.getloadavg()
+    rows = []
+    for seed in range(args.seed_start, args.seed_start + args.sequences):
+        row = sequence_row(seed, cap, args.repeat)
+        rows.append(row)
+        print(
+            f"seed {seed:3d}: plain {row['plain s']:6.2f} s, ours {row['ours s']:6.3f} s, "
+            f"ratio {row['ratio']:6.1f}, Δpost {row['max abs Δpost']:.1e}, zeros cert "
+            f"{row['zeros: certificate']} LP {row['zeros: LP']}, presolve "
+            f"{row['fixed_by_presolve']}, Newton {row['Newton steps']} {row['note']} "
+            f"({row['instance']})",
+            flush=True,
+        )
+    found = pd.DataFrame(rows)
+    command = "python " + " ".join(
+        ["benchmarks/solvers.py", *(argv if argv is not None else sys.argv[1:])]
+    )
+    info = machine_info()
+    header = (
+        f"# Signature-keeping sequences: plain cvxpy + Clarabel / ours\n\n`{command}`\n\n"
+        f"{info['date']}, {info['platform']}, {info['nproc']} cores; load average "
+        f"{load[0]:.2f} at start, {os.getloadavg()[0]:.2f} at the end; sources "
+        f"{info['maxent_privacy_sources']['sha256']}. Plain: one run (Clarabel time limit "
+        f"{cap:g} s); ours: the best of {args.repeat} runs. fixed_by_presolve counts every "
+        f"cell fixed before the last Newton pass, the forced zeros found later included.\n\n"
+    )
+    name = (
+        "solvers-sequences.md"
+        if args.seed_start == 1
+        else f"solvers-sequences-s{args.seed_start}.md"
+    )
+    write_text(args.out / name, _seq_markdown(found, header))
+    print(_seq_summary(found))
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -486,8 +778,17 @@ def _parser() -> argparse.ArgumentParser:
         help="N random re-publishing instances against plain cvxpy + Clarabel "
         "(benchmarks/random_instances.py); prints the min and median ratio",
     )  # fmt: skip
-    parser.add_argument("--seed-start", type=int, default=1, help="first seed of --random")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per timing (--random)")
+    parser.add_argument(
+        "--sequences", type=int, default=None, metavar="N",
+        help="N signature-keeping sequences (issue 24) against an independent plain "
+        "cvxpy + Clarabel model (--cap: Clarabel's time limit, default 120 s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--seed-start", type=int, default=1, help="first seed of --random / --sequences"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per timing (--random; ours in --sequences)"
+    )
     return parser
 
 
@@ -498,6 +799,8 @@ def main(argv=None) -> int:
         return 0
     if args.random:
         return random_mode(args, argv)
+    if args.sequences:
+        return sequences_mode(args, argv)
     return full_mode(args, argv)
 
 
