@@ -4,9 +4,10 @@ onto the tables a model allows.
 * :class:`Solves`: each round one certified ``model.solve(prior=...)`` (any model: pooled
   and generalized releases, hard facts);
 * :class:`Scaling`: one release whose components all have the closed form (no facts):
-  the I-projection of each bucket is a matrix scaling, warm-started from the previous
-  round's factors, with the class and value totals checked by our own arithmetic each
-  round; the last prior is then solved and certified once by ``model.solve(prior=...)``.
+  the I-projection of each bucket
+  (:func:`~maxent_privacy.solve.closed_form.bucket_scaling`, warm-started from the
+  previous round's factors), the class and value totals checked by our own arithmetic
+  each round; the last prior is then solved and certified once by ``model.solve(prior=...)``.
 
 Both return the expected table ``counts[c, s]`` (record classes x values).
 """
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SolverFailed
-from ..solve.closed_form import BucketNewton
+from ..solve.closed_form import bucket_scaling
 
 __all__ = ["Solves", "Scaling", "expected_table", "projector"]
 
@@ -67,26 +68,6 @@ class Solves:
         return self.last
 
 
-def _scale(w, a, b, cls, gs, R, C, bucket, tol=1e-12, max_sweeps=100_000) -> None:
-    """Alternate scaling of ``x = w a[cls] b[gs]`` to class totals ``R`` and value totals
-    ``C`` (in place on ``a``, ``b``); every 10 sweeps the buckets whose class totals are
-    met to ``tol`` (relative) leave, so that a few slow buckets cost only themselves."""
-    idx = np.arange(len(w))
-    for sweep in range(max_sweeps):
-        c, g, wi = cls[idx], gs[idx], w[idx]
-        ug, uc = np.unique(g), np.unique(c)
-        b[ug] = C[ug] / np.bincount(g, weights=wi * a[c], minlength=len(b))[ug]
-        a[uc] = R[uc] / np.bincount(c, weights=wi * b[g], minlength=len(a))[uc]
-        if sweep % 10 == 9:
-            got = np.bincount(g, weights=wi * a[c] * b[g], minlength=len(b))
-            miss = np.abs(got[g] - C[g]) / np.maximum(C[g], 1.0)
-            worst = np.zeros(int(bucket.max()) + 1)
-            np.maximum.at(worst, bucket[idx], miss)
-            idx = idx[worst[bucket[idx]] > tol]
-            if not len(idx):
-                return
-
-
 class Scaling(Solves):
     """Warm-started matrix scaling per bucket (one release, every component closed)."""
 
@@ -109,13 +90,7 @@ class Scaling(Solves):
         x_free = result.x[free]
         self.R = np.bincount(self.cls, weights=x_free, minlength=len(s.class_n))
         self.C = np.bincount(self.gs, weights=x_free, minlength=len(s.sa_n))
-        self.bucket = s.sa_bucket[self.gs]
-        self.a, self.b = np.ones(len(s.class_n)), np.ones(len(s.sa_n))
-        self.newton = (
-            BucketNewton(self.cls, self.gs, self.bucket, self.R, self.C)
-            if BucketNewton.fits(self.cls, self.gs, self.bucket)
-            else None
-        )
+        self.scaling = bucket_scaling(self.cls, self.gs, s.sa_bucket[self.gs], self.R, self.C)
 
     @staticmethod
     def applies(model, result) -> bool:
@@ -130,15 +105,11 @@ class Scaling(Solves):
     def __call__(self, p: np.ndarray) -> np.ndarray:
         self.rounds += 1
         w = self.n * p[self.cls, self.col]
-        a, b, cls, gs = self.a, self.b, self.cls, self.gs
-        if self.newton is not None:
-            x = self.newton(w)
-        else:
-            _scale(w, a, b, cls, gs, self.R, self.C, self.bucket)
-            x = w * a[cls] * b[gs]
+        cls, gs = self.cls, self.gs
+        x = self.scaling(w)
         # our own check of the round: every class and value total of the release
-        rows = np.abs(np.bincount(cls, weights=x, minlength=len(a)) - self.R)
-        cols = np.abs(np.bincount(gs, weights=x, minlength=len(b)) - self.C)
+        rows = np.abs(np.bincount(cls, weights=x, minlength=len(self.R)) - self.R)
+        cols = np.abs(np.bincount(gs, weights=x, minlength=len(self.C)) - self.C)
         worst = max(rows.max(initial=0.0), cols.max(initial=0.0)) / max(self.R.max(), 1.0)
         if worst > TOTALS_TOL or not np.all(x >= 0):
             raise SolverFailed(

@@ -171,28 +171,48 @@ class BucketNewton:
         return alpha, beta
 
 
-def _alternate(w, cls, gs, R, C, n_cls: int, n_gs: int):
-    """Alternate scaling (Sinkhorn) to both totals: (log a, log b, sweeps, miss)."""
-    a, b = np.ones(n_cls), np.ones(n_gs)
-    uc, ug = np.unique(cls), np.unique(gs)
-    err = np.inf
-    for it in range(1, SCALING_MAX_ITER + 1):  # noqa: B007 (returned)
-        b[ug] = C[ug] / np.bincount(gs, weights=w * a[cls], minlength=len(b))[ug]
-        got = np.bincount(cls, weights=w * b[gs], minlength=len(a))[uc]
-        err = np.max(np.abs(a[uc] * got - R[uc]) / np.maximum(R[uc], 1.0), initial=0.0)
-        a[uc] = R[uc] / got
-        if err <= SCALING_TOL:
-            break
-    with np.errstate(divide="ignore"):
-        return np.log(a), np.log(b), it, err
+class AlternateScaling:
+    """Alternate scaling (Sinkhorn's iterative proportional fitting) of ``x = w a_c b_s``
+    to the class totals ``R`` and value totals ``C``, warm-started from the previous call;
+    the same interface as :class:`BucketNewton` (for buckets too large for it)."""
+
+    def __init__(self, cls, gs, R, C):
+        self.cls, self.gs, self.R, self.C = cls, gs, R, C
+        self.a, self.b = np.ones(len(R)), np.ones(len(C))
+        self.uc, self.ug = np.unique(cls), np.unique(gs)
+        self.iterations = 0
+
+    def __call__(self, w: np.ndarray) -> np.ndarray:
+        a, b, cls, gs, uc, ug = self.a, self.b, self.cls, self.gs, self.uc, self.ug
+        for self.iterations in range(1, SCALING_MAX_ITER + 1):  # noqa: B007
+            b[ug] = self.C[ug] / np.bincount(gs, weights=w * a[cls], minlength=len(b))[ug]
+            got = np.bincount(cls, weights=w * b[gs], minlength=len(a))[uc]
+            err = np.max(np.abs(a[uc] * got - self.R[uc]) / np.maximum(self.R[uc], 1.0))
+            a[uc] = self.R[uc] / got
+            if err <= SCALING_TOL:
+                break
+        return w * a[cls] * b[gs]
+
+    def logs(self, cls, gs, n_cls: int, n_gs: int):
+        with np.errstate(divide="ignore"):
+            return np.log(self.a), np.log(self.b)
+
+
+def bucket_scaling(cls, gs, bucket, R, C):
+    """The I-projection of every bucket (cells ``cls``, ``gs`` of ``bucket``; totals
+    ``R`` per class, ``C`` per SA row) as a warm-started callable ``w -> x``:
+    :class:`BucketNewton`, or :class:`AlternateScaling` past :data:`NEWTON_MAX_DIM`."""
+    if BucketNewton.fits(cls, gs, bucket):
+        return BucketNewton(cls, gs, bucket, R, C)
+    return AlternateScaling(cls, gs, R, C)
 
 
 class MatrixScaling:
     """The closed components of a problem with a prior (:mod:`.prior`): the answer is
     ``x = w a_c b_s`` (``w = n_c q_c[s]``) with the class and value factors that meet
     both totals, found by Newton's method on every bucket's dual at once
-    (:class:`BucketNewton`; alternate scaling, Sinkhorn's iterative proportional fitting,
-    for buckets past :data:`NEWTON_MAX_DIM` classes + values); multipliers
+    (:func:`bucket_scaling`: :class:`BucketNewton`, or alternate scaling for buckets past
+    :data:`NEWTON_MAX_DIM` classes + values); multipliers
     ``nu_c = -1 - log a_c``, ``nu_s = -log b_s``, shifted so that the dropped SA row's
     is 0, give the exact dual bound."""
 
@@ -203,16 +223,12 @@ class MatrixScaling:
         cls, gs = s.cell_class[red.free[part.cells]], s.cell_sa[red.free[part.cells]]
         w = s.cell_n[red.free[part.cells]]
         R, C = red.r[0], red.r[2]
-        if BucketNewton.fits(cls, gs, s.sa_bucket[gs]):
-            newton = BucketNewton(cls, gs, s.sa_bucket[gs], R, C)
-            x = newton(w)
-            log_a, log_b = newton.logs(cls, gs, len(s.class_n), len(s.sa_n))
-            it = newton.iterations
-            err = np.max(np.abs(np.bincount(cls, weights=x, minlength=len(R)) - R)[cls]
-                         / np.maximum(R[cls], 1.0), initial=0.0)  # fmt: skip
-        else:
-            log_a, log_b, it, err = _alternate(w, cls, gs, R, C, len(s.class_n), len(s.sa_n))
-            x = w * np.exp(log_a[cls] + log_b[gs])
+        scaling = bucket_scaling(cls, gs, s.sa_bucket[gs], R, C)
+        x = scaling(w)
+        log_a, log_b = scaling.logs(cls, gs, len(s.class_n), len(s.sa_n))
+        it = scaling.iterations
+        miss = np.abs(np.bincount(cls, weights=x, minlength=len(R)) - R)[cls]
+        err = np.max(miss / np.maximum(R[cls], 1.0), initial=0.0)
         nu_cls, nu_gs = -1.0 - log_a, -log_b
         # the dropped SA row of each component has multiplier 0: shift its component
         gs_comp = np.full(len(s.sa_n), -1)

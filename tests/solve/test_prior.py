@@ -253,3 +253,25 @@ def test_generalized_release_with_population_both_solvers_agree():
     assert np.abs(a.x - b.x).max() < 1e-5
     assert a.certificate.entropy == pytest.approx(b.certificate.entropy, abs=1e-9)
     assert np.abs(model.solve(prior=prior * 0 + 1).x - model.solve().x).max() < 1e-7
+
+
+def test_alternate_scaling_for_large_buckets_gives_the_newton_answer(monkeypatch):
+    """Buckets past NEWTON_MAX_DIM classes + values are scaled alternately (Sinkhorn)."""
+    import maxent_privacy.solve.closed_form as cf
+
+    frame = pd.DataFrame(
+        {
+            "age": [f"a{i % 4}" for i in range(12)],
+            "sex": "F",
+            "disease": [f"s{i % 3}" for i in range(12)],
+            "bucket": [1] * 6 + [2] * 6,
+        }
+    )
+    model = build(frame, [])
+    prior = random_prior(model, 7)
+    newton = model.solve(prior=prior)
+    monkeypatch.setattr(cf, "NEWTON_MAX_DIM", 0)
+    alternate = model.solve(prior=prior)
+    assert alternate.components["method"].str.contains("matrix scaling").any()
+    assert alternate.certificate.ok
+    assert np.abs(alternate.x - newton.x).max() < 1e-9
