@@ -165,8 +165,8 @@ def lp_zeros_of_problem(p, fixed: np.ndarray, suspects) -> np.ndarray:
 
     free = np.isnan(fixed)
     vals = np.where(free, 0.0, fixed)
-    A = sp.vstack([a for a, _ in p.data_blocks()] + [p.F_eq], format="csr")
-    b = np.concatenate([b for _, b in p.data_blocks()] + [p.f_eq]) - A @ vals
+    A, b = p.equalities()
+    b = b - A @ vals
     pos = np.full(len(fixed), -1)
     pos[free] = np.arange(int(free.sum()))
     sus = pos[np.unique(suspects)]

@@ -33,7 +33,6 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge, KnowledgeError
 from .highs import run_lp
@@ -130,8 +129,7 @@ def check_zero_prior(model, problem, q: np.ndarray) -> np.ndarray:
     zero = np.flatnonzero(q <= 0)
     if not len(zero):
         return zero
-    A = sp.vstack([a for a, _ in problem.data_blocks()] + [problem.F_eq], format="csr")
-    b = np.concatenate([b for _, b in problem.data_blocks()] + [problem.f_eq])
+    A, b = problem.equalities()
     G = problem.F_in if problem.F_in.shape[0] else None
     h = problem.f_in if problem.F_in.shape[0] else None
     c = np.zeros(problem.n_cells)

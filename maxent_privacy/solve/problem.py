@@ -157,6 +157,14 @@ class MaxEntProblem:
         """The three data-row blocks, in order: class, shared, SA."""
         return (self.A_cls, self.b_cls), (self.A_sh, self.b_sh), (self.A_sa, self.b_sa)
 
+    def equalities(self) -> tuple[sp.csr_array, np.ndarray]:
+        """Every equality row, stacked: the data blocks, then the linear equality facts."""
+        blocks = [*self.data_blocks(), (self.F_eq, self.f_eq)]
+        return (
+            sp.vstack([a for a, _ in blocks], format="csr"),
+            np.concatenate([b for _, b in blocks]),
+        )
+
 
 def _stack(facts: list[Fact], n: int) -> tuple[sp.csr_array, np.ndarray]:
     if not facts:
