@@ -373,6 +373,56 @@ def _scores(est, truth_counts, thresholds) -> dict:
 
 
 # ------------------------------------------------------------------ the comparison
+def _table(per_class: dict, people: pd.Series, n, values, by: str, sa: str) -> pd.DataFrame:
+    """One row per (person or class, value), one column per adversary."""
+    if by == "person":
+        rows = people.to_numpy()
+        keys = people.index.rename("person")
+    else:
+        rows = np.arange(len(n))
+        keys = pd.RangeIndex(len(n), name="class")
+    index = pd.MultiIndex.from_product([keys, pd.Index(values, name=sa)])
+    table = pd.DataFrame(
+        {name: per_class[name][rows].ravel() for name in ADVERSARIES if name in per_class},
+        index=index,
+    )
+    if by == "class":
+        table.insert(0, "records", np.repeat(n.astype(int), len(values)))
+    return table
+
+
+def _summary(per_class: dict, n, thresholds) -> pd.DataFrame:
+    """Per adversary: the people some value of whom reaches each threshold."""
+    summary = pd.DataFrame(index=[a for a in ADVERSARIES if a in per_class])
+    summary.index.name = "adversary"
+    for t in thresholds:
+        summary[f"people>={t:g}"] = [
+            int((n * (per_class[a].max(axis=1) >= t - CLOSE)).sum()) for a in summary.index
+        ]
+    return summary
+
+
+def _score_truth(table, summary, data, estimates, thresholds, by: str) -> None:
+    """With the original table: the ``truth`` column and each adversary's scores."""
+    full, truth, people = data
+    per_class, results = estimates
+    values = table.index.get_level_values(-1).unique()
+    n = np.asarray(full.structure.class_n, dtype=float)
+    counts, own = _truth_counts(full, truth, people, list(values))
+    if by == "class":
+        table["truth"] = (counts / n[:, None]).ravel()
+    elif own is not None:
+        own = own.reindex(people.index).to_numpy()[:, None]
+        table["truth"] = (own == np.asarray(values)[None, :]).astype(float).ravel()
+    scores = {a: _scores(per_class[a], counts, thresholds) for a in summary.index}
+    for col in next(iter(scores.values())):
+        summary[col] = [scores[a][col] for a in summary.index]
+    summary.loc[~summary.index.isin(ESTIMATES), "accuracy"] = np.nan
+    summary["kl"] = [
+        estimation_accuracy(results[a], truth) if a in ESTIMATES else np.nan for a in summary.index
+    ]
+
+
 def compare_adversaries(
     model,
     truth: pd.DataFrame | None = None,
@@ -449,45 +499,10 @@ def compare_adversaries(
 
     n = np.asarray(full.structure.class_n, dtype=float)
     people = _people(full)
-    if by == "person":
-        rows = people.to_numpy()
-        keys = people.index.rename("person")
-    else:
-        rows = np.arange(len(n))
-        keys = pd.RangeIndex(len(n), name="class")
-    index = pd.MultiIndex.from_product([keys, pd.Index(values, name=model.sa)])
-    table = pd.DataFrame(
-        {name: per_class[name][rows].ravel() for name in ADVERSARIES if name in per_class},
-        index=index,
-    )
-    if by == "class":
-        table.insert(0, "records", np.repeat(n.astype(int), len(values)))
-
-    summary = pd.DataFrame(index=[a for a in ADVERSARIES if a in per_class])
-    summary.index.name = "adversary"
-    for t in thresholds:
-        summary[f"people>={t:g}"] = [
-            int((n * (per_class[a].max(axis=1) >= t - CLOSE)).sum()) for a in summary.index
-        ]
+    table = _table(per_class, people, n, values, by, model.sa)
+    summary = _summary(per_class, n, thresholds)
     if truth is not None:
-        counts, own = _truth_counts(full, truth, people, values)
-        if by == "class":
-            table["truth"] = (counts / n[:, None]).ravel()
-        elif own is not None:
-            table["truth"] = (
-                (own.reindex(people.index).to_numpy()[:, None] == np.asarray(values)[None, :])
-                .astype(float)
-                .ravel()
-            )
-        scores = {a: _scores(per_class[a], counts, thresholds) for a in summary.index}
-        for col in next(iter(scores.values())):
-            summary[col] = [scores[a][col] for a in summary.index]
-        bounds_rows = ~summary.index.isin(ESTIMATES)
-        summary.loc[bounds_rows, "accuracy"] = np.nan
-        summary["kl"] = [
-            estimation_accuracy(results[a], truth) if a in ESTIMATES else np.nan
-            for a in summary.index
-        ]
+        _score_truth(table, summary, (full, truth, people), (per_class, results), thresholds, by)
     return Comparison(
         table=table,
         summary=summary,
