@@ -5,8 +5,9 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from paper_models import two_box_model
 
-from maxent_privacy import Bucketized, Generalized, MaxEntModel
+from maxent_privacy import Bucketized, MaxEntModel
 from maxent_privacy.adversaries.definetti import definetti
 from maxent_privacy.errors import KnowledgeError
 
@@ -126,19 +127,7 @@ def test_pooled_releases_with_person_ids():
 
 
 def test_generalized_release_with_population():
-    people = pd.DataFrame(
-        {"sex": ["F", "M", "F", "M", "F", "M"], "age": [20, 25, 30, 35, 40, 45]},
-        index=pd.Index([f"p{i}" for i in range(6)], name="pid"),
-    )
-    rows = pd.DataFrame(
-        {
-            "sex": ["{F, M}"] * 6,
-            "age": ["[20-35]"] * 3 + ["[30-45]"] * 3,
-            "s": ["a", "b", "a", "b", "b", "c"],
-            "g": [1, 1, 1, 2, 2, 2],
-        }
-    )
-    model = MaxEntModel(Generalized(rows, qi=["sex", "age"], sa="s", group="g"), populations=people)
+    model = two_box_model()
     learned = definetti(model, max_iter=10)
     assert learned.certificate.ok
     assert learned.solver_stats["definetti"]["projection"] == "Solves"

@@ -5,23 +5,10 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from paper_models import figure1_model
 
-from maxent_privacy import Bucketized, MaxEntModel, datasets
 from maxent_privacy.bounds import bounds
 from maxent_privacy.errors import KnowledgeError
-
-
-def figure1_model(person="name"):
-    release = Bucketized(
-        datasets.du2008_figure1(),
-        qi=["gender", "degree"],
-        sa="disease",
-        group="bucket",
-        person=person,
-    )
-    model = MaxEntModel(release)
-    model.add(model.P("Breast Cancer", gender="male") == 0)
-    return model
 
 
 @pytest.mark.parametrize("by", ["person", "class", None, "group"])

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from paper_models import figure1_result
 
 from maxent_privacy import Bucketized, MaxEntModel, datasets, metrics
 from maxent_privacy.cli import main
@@ -23,20 +24,6 @@ from maxent_privacy.report import render_report, risk_summary, risk_table
 
 ROLES = ["--qi", "gender", "degree", "--sa", "disease", "--group", "bucket"]
 FACT = 'P(disease = "Breast Cancer" | gender = "male") = 0\n'
-
-
-def figure1_result(person="name", knowledge=True):
-    release = Bucketized(
-        datasets.du2008_figure1(),
-        qi=["gender", "degree"],
-        sa="disease",
-        group="bucket",
-        person=person,
-    )
-    model = MaxEntModel(release)
-    if knowledge:
-        model.add(model.P("Breast Cancer", gender="male") == 0)
-    return model.solve()
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 import pytest
+from paper_models import figure1_result
 
 import maxent_privacy.bounds.intervals as intervals
 from maxent_privacy import Bucketized, MaxEntModel, datasets
@@ -23,20 +24,6 @@ from maxent_privacy.report import row_bounds as rb
 from maxent_privacy.results import Result
 
 ROLES = ["--qi", "gender", "degree", "--sa", "disease", "--group", "bucket"]
-
-
-def figure1(person="name", knowledge=True):
-    release = Bucketized(
-        datasets.du2008_figure1(),
-        qi=["gender", "degree"],
-        sa="disease",
-        group="bucket",
-        person=person,
-    )
-    model = MaxEntModel(release)
-    if knowledge:
-        model.add(model.P("Breast Cancer", gender="male") == 0)
-    return model.solve()
 
 
 @pytest.fixture
@@ -55,13 +42,13 @@ def count_bounds(monkeypatch):
 
 # ------------------------------------------------------------------------ sparse, once
 def test_bounds_are_asked_for_each_rows_value_only(count_bounds):
-    table = figure1().risk_table(0.99)
+    table = figure1_result().risk_table(0.99)
     assert count_bounds == [10]  # 10 people, one value each (not 10 x 6 values)
     assert len(table) == 10
 
 
 def test_report_after_risk_table_does_not_bound_again(count_bounds, tmp_path):
-    result = figure1()
+    result = figure1_result()
     result.risk_table(0.99)
     result.risk_table(0.5)  # another threshold: the same bounds
     result.report(tmp_path / "r.html", threshold=0.99)
@@ -71,7 +58,7 @@ def test_report_after_risk_table_does_not_bound_again(count_bounds, tmp_path):
 
 
 def test_the_cached_table_is_not_shared_with_the_caller():
-    result = figure1()
+    result = figure1_result()
     first = result.risk_table(0.99)
     first.loc[:, "maxent"] = -1.0
     assert (result.risk_table(0.99)["maxent"] >= 0).all()
@@ -118,30 +105,30 @@ def test_many_values_grow_with_the_values_in_each_group(monkeypatch):
 
 # ------------------------------------------------------------------------ modes
 def test_auto_past_its_size_gives_outer_bounds_and_says_so(monkeypatch, count_bounds):
-    result = figure1()
+    result = figure1_result()
     certified = result.risk_table(0.99, bounds="all").set_index("name")
     monkeypatch.setattr(rb, "AUTO_ROWS", 5)
-    outer = figure1().risk_table(0.99).set_index("name")
+    outer = figure1_result().risk_table(0.99).set_index("name")
     assert count_bounds == [10]  # only the "all" table ran LPs
     assert outer.attrs["bounds"]["outer"] == 10
     assert "outer bounds from the release alone" in outer.attrs["bounds"]["note"]
     # sound: the outer interval holds the certified one
     assert (outer["lower"] <= certified.loc[outer.index, "lower"]).all()
     assert (outer["upper"] >= certified.loc[outer.index, "upper"]).all()
-    page = render_report(figure1(), 0.99)
+    page = render_report(figure1_result(), 0.99)
     assert "outer bounds from the release alone" in page and "--bounds all" in page
 
 
 def test_the_time_box_falls_back_to_outer_bounds(monkeypatch):
     monkeypatch.setattr(rb, "AUTO_SECONDS", 0.0)
-    table = figure1().risk_table(0.99)
+    table = figure1_result().risk_table(0.99)
     info = table.attrs["bounds"]
     assert info["outer"] > 0 and "time box" in info["note"]
     assert table.set_index("name").loc["Cathy", "upper"] == 1.0
 
 
 def test_outer_bounds_of_a_fact_free_release_are_the_certified_ones():
-    result = figure1(knowledge=False)
+    result = figure1_result(knowledge=False)
     pairs = pd.MultiIndex.from_arrays([["Allen", "Cathy"], ["Flu", "Breast Cancer"]])
     outer = rb.outer_bounds(result.model, "person", pairs)
     full = result.bounds(by="person").loc[pairs]
@@ -151,7 +138,7 @@ def test_outer_bounds_of_a_fact_free_release_are_the_certified_ones():
 # ------------------------------------------------------------------------ rounding
 def rounding_result(share):
     """Figure 1 without ids or facts, Flu's share of (male, college, bucket 1) set."""
-    result = figure1(person=None, knowledge=False)
+    result = figure1_result(person=None, knowledge=False)
     cells = result._cells
     row = (
         (cells["gender"] == "male")
@@ -188,7 +175,7 @@ def test_just_below_the_threshold_is_printed_below_it():
 
 # ------------------------------------------------------------------------ ties, values
 def test_ties_are_flagged_and_counted():
-    result = figure1(knowledge=False)
+    result = figure1_result(knowledge=False)
     table = result.risk_table(0.5).set_index("name")
     # bucket 2 holds Breast Cancer and HIV once each for Ethan: a tie; bucket 1 holds Flu
     # twice (Allen: Flu 1/2, alone at the top)
@@ -200,7 +187,7 @@ def test_ties_are_flagged_and_counted():
 
 
 def test_nonsensitive_values_never_count():
-    result = figure1(knowledge=False)
+    result = figure1_result(knowledge=False)
     plain = result.risk_table(0.5)
     assert (plain["value"] == "Flu").any()
     table = result.risk_table(0.5, nonsensitive=["Flu"])
@@ -239,7 +226,7 @@ def test_the_progress_bar_goes_to_standard_error(tmp_path, capsys):
 
 # ------------------------------------------------------------------------ the page
 def test_the_worst_case_card_explains_itself():
-    page = render_report(figure1(), 0.99)
+    page = render_report(figure1_result(), 0.99)
     assert "In the worst case, some table consistent with the release" in page
     # Cathy and Grace hold Breast Cancer in every table; the 8 others' value is possible
     assert "<b>2</b> whose value is\n    certain in every possible table" in page
@@ -247,7 +234,7 @@ def test_the_worst_case_card_explains_itself():
 
 
 def test_which_facts_matter_in_people():
-    page = render_report(figure1(), 0.99)
+    page = render_report(figure1_result(), 0.99)
     assert "Which facts matter" in page
     assert '<td class="num">2</td><td class="num">0</td><td class="num">0</td>' in page
 
@@ -265,21 +252,21 @@ def test_each_pooled_release_alone_beside_the_pool():
 
 
 def test_identity_risk_is_prosecutor_risk():
-    table = figure1().risk_table(0.99).set_index("name")
+    table = figure1_result().risk_table(0.99).set_index("name")
     # Iris is the only female graduate: found for sure; Allen is one of 3 male graduates
     # of college (Allen, Brian, Ethan)
     assert table.loc["Iris", "identity"] == 1.0
     assert table.loc["Allen", "identity"] == pytest.approx(0.3333)
-    assert "Identity risk (prosecutor" in render_report(figure1(), 0.99)
+    assert "Identity risk (prosecutor" in render_report(figure1_result(), 0.99)
 
 
 def test_the_people_table_is_capped_and_points_to_the_csv():
-    page = render_report(figure1(knowledge=False), 0.3, top=3)
+    page = render_report(figure1_result(knowledge=False), 0.3, top=3)
     body = page.split('<table class="people">')[1].split("</table>")[0]
     assert body.count("<tr>") == 1 + 3
     assert "the full list is the risk table" in page
 
 
 def test_the_riskiest_are_drawn_as_intervals_not_a_heat_map():
-    page = render_report(figure1(), 0.99)
+    page = render_report(figure1_result(), 0.99)
     assert "worst-case interval as a bar" in page and "heatmap" not in page

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paper_models import two_box_model
 
-from maxent_privacy import Bucketized, Generalized, MaxEntModel
+from maxent_privacy import Bucketized, MaxEntModel
 from maxent_privacy.errors import InfeasibleKnowledge, KnowledgeError
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=15)
@@ -227,25 +228,8 @@ def test_bad_priors_are_refused_with_the_reason(change, message):
         model.solve(prior=change(prior))
 
 
-def _generalized_model():
-    people = pd.DataFrame(
-        {"sex": ["F", "M", "F", "M", "F", "M"], "age": [20, 25, 30, 35, 40, 45]},
-        index=pd.Index([f"p{i}" for i in range(6)], name="pid"),
-    )
-    rows = pd.DataFrame(
-        {
-            "sex": ["{F, M}"] * 6,
-            "age": ["[20-35]"] * 3 + ["[30-45]"] * 3,
-            "s": ["a", "b", "a", "b", "b", "c"],
-            "g": [1, 1, 1, 2, 2, 2],
-        }
-    )
-    release = Generalized(rows, qi=["sex", "age"], sa="s", group="g")
-    return MaxEntModel(release, populations=people)
-
-
 def test_generalized_release_with_population_both_solvers_agree():
-    model = _generalized_model()
+    model = two_box_model()
     prior = random_prior(model, 3)
     a = model.solve(prior=prior, solver="maxent")
     b = model.solve(prior=prior, solver="CLARABEL", **CLARABEL_TIGHT)

@@ -1,0 +1,46 @@
+"""Small models the tests share (import ``from paper_models import ...``; the tests folder
+is on the path through its conftest)."""
+
+import pandas as pd
+
+from maxent_privacy import Bucketized, Generalized, MaxEntModel, datasets
+
+
+def figure1_model(person="name", knowledge=True) -> MaxEntModel:
+    """Du et al. Figure 1 (person ids by ``person``), with the knowledge
+    P(Breast Cancer | male) = 0 unless ``knowledge`` is False."""
+    release = Bucketized(
+        datasets.du2008_figure1(),
+        qi=["gender", "degree"],
+        sa="disease",
+        group="bucket",
+        person=person,
+    )
+    model = MaxEntModel(release)
+    if knowledge:
+        model.add(model.P("Breast Cancer", gender="male") == 0)
+    return model
+
+
+def figure1_result(person="name", knowledge=True):
+    """:func:`figure1_model`, solved."""
+    return figure1_model(person, knowledge).solve()
+
+
+def two_box_model() -> MaxEntModel:
+    """Six people (sex, age) and one generalized release of two overlapping age boxes,
+    read with the population: people 30-35 may sit in either group."""
+    people = pd.DataFrame(
+        {"sex": ["F", "M", "F", "M", "F", "M"], "age": [20, 25, 30, 35, 40, 45]},
+        index=pd.Index([f"p{i}" for i in range(6)], name="pid"),
+    )
+    rows = pd.DataFrame(
+        {
+            "sex": ["{F, M}"] * 6,
+            "age": ["[20-35]"] * 3 + ["[30-45]"] * 3,
+            "s": ["a", "b", "a", "b", "b", "c"],
+            "g": [1, 1, 1, 2, 2, 2],
+        }
+    )
+    release = Generalized(rows, qi=["sex", "age"], sa="s", group="g")
+    return MaxEntModel(release, populations=people)
