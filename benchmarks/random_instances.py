@@ -146,14 +146,15 @@ def run(n: int, first_seed: int = 1, repeat: int = 3) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def markdown(table: pd.DataFrame, header: str = "") -> str:
-    """The table as Markdown (numbers rounded for reading), after ``header``."""
+def markdown(table: pd.DataFrame, header: str = "", summarize=None) -> str:
+    """The table as Markdown (numbers rounded for reading), after ``header``, then its
+    one-line summary (``summarize(table)``; default :func:`summary`)."""
     cols = list(table.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in table.itertuples(index=False):
         cells = [f"{v:.3g}" if isinstance(v, float) else str(v) for v in row]
         lines.append("| " + " | ".join(cells) + " |")
-    return header + "\n".join(lines) + "\n\n" + summary(table) + "\n"
+    return header + "\n".join(lines) + "\n\n" + (summarize or summary)(table) + "\n"
 
 
 def summary(table: pd.DataFrame) -> str:

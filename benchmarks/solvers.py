@@ -692,15 +692,6 @@ def sequence_row(seed: int, cap: float, repeat: int) -> dict:
     }
 
 
-def _seq_markdown(table: pd.DataFrame, header: str) -> str:
-    cols = list(table.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in table.itertuples(index=False):
-        cells = [f"{v:.3g}" if isinstance(v, float) else str(v) for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return header + "\n".join(lines) + "\n\n" + _seq_summary(table) + "\n"
-
-
 def _seq_summary(table: pd.DataFrame) -> str:
     r = table["ratio"]
     low = table.loc[r < 20, "seed"].tolist()
@@ -719,6 +710,8 @@ def sequences_mode(args, argv) -> int:
     plain cvxpy + Clarabel model, in this process; ``solvers-sequences.md``
     (``solvers-sequences-s<K>.md`` from seed K > 1), written whole or not at all."""
     import os
+
+    from random_instances import markdown
 
     from maxent_privacy import Bucketized, MaxEntModel, datasets
 
@@ -760,7 +753,7 @@ def sequences_mode(args, argv) -> int:
         if args.seed_start == 1
         else f"solvers-sequences-s{args.seed_start}.md"
     )
-    write_text(args.out / name, _seq_markdown(found, header))
+    write_text(args.out / name, markdown(found, header, _seq_summary))
     print(_seq_summary(found))
     return 0
 
