@@ -62,7 +62,7 @@ from .definetti import definetti
 from .metrics import estimation_accuracy
 from .projection import expected_table
 
-__all__ = ["ADVERSARIES", "Comparison", "compare_adversaries"]
+__all__ = ["ADVERSARIES", "Comparison", "compare_adversaries", "without_facts"]
 
 #: the adversaries of a comparison, in order, and what each is
 ADVERSARIES = {
@@ -175,7 +175,7 @@ def _check_arguments(model, by, threshold, exact) -> tuple:
 
 
 # ------------------------------------------------------------------ the models
-def _twin(model):
+def without_facts(model):
     """A model of the same releases (and populations), without facts: the same classes
     and cells in the same order."""
     twin = type(model)(model.releases, populations=model.populations)
@@ -202,8 +202,8 @@ def _models(model, knowledge):
     if knowledge is None:
         if not model.facts:
             return model, None
-        return _twin(model), model
-    stated = _twin(model)
+        return without_facts(model), model
+    stated = without_facts(model)
     same = sp.identity(model.n_cells, format="csr")
     stated.facts = [f.remapped(same, model.x, stated.x) for f in model.facts]
     try:
@@ -216,7 +216,7 @@ def _models(model, knowledge):
                 "lambda m: [m.P(...) == ...]"
             ) from None
         raise
-    return (model if not model.facts else _twin(model)), stated
+    return (model if not model.facts else without_facts(model)), stated
 
 
 # ------------------------------------------------------------------ per class

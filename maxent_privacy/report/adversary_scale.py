@@ -38,18 +38,17 @@ def adversary_scale(
     """One row per adversary: ``adversary``, ``words`` (what it assumes) and ``at_risk``
     (people at or over ``threshold``); ``worst_case`` (the page's own count) adds the
     last row."""
-    from ..adversaries.compare import compare_adversaries
+    from ..adversaries.compare import without_facts
+    from ..adversaries.definetti import definetti
 
-    scale = compare_adversaries(
-        result.model, threshold=(threshold,), by="class", bounds=False, learner=learner
-    )
+    model = result.model
     rows = []
-    if "knowledge" in scale.results:
+    if model.facts:  # the releases alone beside the report's own estimate
         rows.append(
             {
                 "adversary": "maximum entropy, releases alone",
                 "words": "knows the releases only and commits to nothing else",
-                "at_risk": _at_risk(scale.results["maxent"], threshold, nonsensitive),
+                "at_risk": _at_risk(without_facts(model).solve(), threshold, nonsensitive),
             }
         )
     rows.append(
@@ -64,7 +63,7 @@ def adversary_scale(
             "adversary": "learned (deFinetti)",
             "words": "learns how the quasi-identifiers go with the sensitive value from the "
             "release itself (Kifer 2009), with the same knowledge",
-            "at_risk": _at_risk(scale.results["learned"], threshold, nonsensitive),
+            "at_risk": _at_risk(definetti(model, learner=learner), threshold, nonsensitive),
         }
     )
     if worst_case is not None:
