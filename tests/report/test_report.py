@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser import CHROMIUM, chromium
 from paper_models import figure1_result
 
 from maxent_privacy import Bucketized, MaxEntModel, datasets, metrics
@@ -278,11 +277,7 @@ def test_several_releases_need_person_ids(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------ a real browser
-CHROMIUM = next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser"))
-     if p and Path(p).exists()),
-    None,
-)  # fmt: skip
+
 CHECK_IMAGES = """<script>
 window.addEventListener("load", function () {
   var imgs = Array.prototype.slice.call(document.images);
@@ -293,21 +288,6 @@ window.addEventListener("load", function () {
   document.body.appendChild(mark);
 });
 </script>"""
-
-
-def chromium(page: Path, tmp_path: Path, *args: str) -> str:
-    """Render ``page`` with headless Chromium (no network, a fresh profile); its stdout."""
-    done = subprocess.run(
-        [
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", *args,
-            page.resolve().as_uri(),
-        ],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 def rendered(page: Path, tmp_path: Path) -> tuple[str, str]:

@@ -11,19 +11,13 @@ Chromium (``.ci/run`` installs it where it can), like the browser test of
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from browser import CHROMIUM, chromium
 
 from maxent_privacy import MaxEntModel, anonymize, datasets
 
-CHROMIUM = next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser"))
-     if p and Path(p).exists()),
-    None,
-)  # fmt: skip
 MEASURE = """<script>
 window.addEventListener("load", function () {
   var d = document.documentElement, out = [];
@@ -40,20 +34,6 @@ window.addEventListener("load", function () {
   document.body.appendChild(mark);
 });
 </script>"""
-
-
-def chromium(page: Path, tmp_path: Path, *args: str) -> str:
-    done = subprocess.run(
-        [
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", *args,
-            page.resolve().as_uri(),
-        ],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 def layout(page: Path, tmp_path: Path, width: int = 1000) -> tuple[tuple, list]:
