@@ -46,7 +46,7 @@ from .knowledge.facts import (
     tag,
 )
 from .knowledge.vague import Grouped, Soft
-from .releases.bucketized import Bucketized, check_same_schema
+from .releases.bucketized import Bucketized, check_same_schema, counterfeit_flags
 from .releases.generalized import Generalized
 from .releases.pooled import build_pooled
 from .releases.ranges import between, describe, is_range, select
@@ -198,7 +198,8 @@ class MaxEntModel:
 
     @property
     def n_records(self) -> int:
-        """Number of records (pooled releases: people)."""
+        """Number of records (pooled releases: people); counterfeit records, which are no
+        one's, are not counted (each release's ``n_records`` counts them)."""
         return self.structure.n_records
 
     def invariant_matrix(self, drop_redundant: bool = True):
@@ -217,7 +218,10 @@ class MaxEntModel:
         """Cell values of the original data (counts of each class with each value).
 
         ``original`` must carry the release's QI, group and sensitive columns, for example
-        the release's own frame (the sensitive value on each row is the true one).
+        the release's own frame (the sensitive value on each row is the true one). With
+        counterfeit records, rows flagged in the release's ``counterfeits`` column (when
+        ``original`` has it) are left out: the phantom classes' cells get the values the
+        release gives its counterfeit records.
         """
         if self._persons:
             raise ReleaseError("true_assignment() is for models without persons singled out")
@@ -225,11 +229,23 @@ class MaxEntModel:
         for c in keys:
             if c not in original.columns:
                 raise ReleaseError(f"column {c!r} is not in the original table")
+        phantom = self.structure.phantom_cell
+        fake = getattr(self.release, "counterfeits", None)
+        if fake is not None and fake in original.columns:  # people only
+            original = original.loc[~counterfeit_flags(original[fake])]
         counts = original.groupby(keys, sort=False).size().rename("true").reset_index()
-        merged = self.cells[keys].merge(counts, on=keys, how="left")
+        merged = self.cells.loc[~phantom, keys].merge(counts, on=keys, how="left")
         if counts["true"].sum() != merged["true"].sum():
             raise ReleaseError("the original table has records that the release does not hold")
-        return merged["true"].fillna(0).to_numpy(dtype=float)
+        out = np.zeros(self.n_cells)
+        out[~phantom] = merged["true"].fillna(0).to_numpy(dtype=float)
+        if phantom.any():  # counterfeit records: the values the publisher gave them
+            rel = self.release
+            pair = [rel.group, rel.sa]
+            made = rel.frame.loc[rel.is_counterfeit].groupby(pair).size().rename("true")
+            cells = self.cells.loc[phantom, pair].merge(made.reset_index(), on=pair, how="left")
+            out[phantom] = cells["true"].fillna(0).to_numpy(dtype=float)
+        return out
 
     # -------------------------------------------------------------- knowledge
     def match_value(self, column: str, value, role: str = "quasi-identifier"):
@@ -301,7 +317,8 @@ class MaxEntModel:
         if not values:
             raise KnowledgeError("P() needs at least one sensitive value")
         cells, records = self.cells, self.structure.records
-        mask = cells[self.sa].isin(values).to_numpy() & self.structure.value_cell
+        # counterfeit records (phantom classes) have no QI value: no statement counts them
+        mask = cells[self.sa].isin(values).to_numpy() & self.structure.person_cell
         rec = np.ones(len(records), dtype=bool)
         parts = []
         for attr, val in conditions.items():
@@ -553,7 +570,7 @@ class MaxEntModel:
         """(QI values, group or None) of the person to single out."""
         if self.pooled:
             return self._locate_pooled(name, qi)
-        frame = self.release.frame
+        frame = self.release.people
         if not qi and self.release.person is not None:
             pid_col = self.release.person
             hit = frame.index[(frame[pid_col].astype(str) == name).to_numpy()]
@@ -670,7 +687,8 @@ class MaxEntModel:
         Newton steps on the Lagrange dual (``result.components["polished"]`` says where).
         ``prior`` (a DataFrame indexed like ``posterior()``, or a callable of the classes'
         QI frame returning one row per class): maximize ``-sum x log(x / (n_c q_c))``
-        instead, the table closest to that belief (:mod:`maxent_privacy.solve.prior`).
+        instead, the table closest to that belief (:mod:`maxent_privacy.solve.prior`);
+        counterfeit records' phantom classes are left out of it (they get a flat row).
         Other keyword arguments are the solver's own options, checked by name (see
         :func:`maxent_privacy.solve.solver_options`); an unknown one raises.
         """

@@ -114,6 +114,8 @@ class Result:
         self._person_class = structure.person_class
         self._cls = structure.cell_class[z]
         self._class_n = structure.class_n
+        #: value cells of counterfeit records (phantom classes): no one's, never a row
+        self._phantom = structure.phantom_cell[z]
         self.x = x[z]
         self.status = status
         self.certificate = certificate
@@ -134,7 +136,9 @@ class Result:
 
     # ------------------------------------------------------------- posteriors
     def cell_table(self) -> pd.DataFrame:
-        """``model.cells`` with the estimated count ``x`` and ``P(s | class)``."""
+        """``model.cells`` with the estimated count ``x`` and ``P(s | class)`` (value
+        cells; with counterfeit records their phantom classes' cells too, ``phantom``
+        True)."""
         cells = self._cells.copy()
         cells["x"] = self.x
         cells["p"] = self.x / cells["n"].to_numpy(dtype=float)
@@ -144,7 +148,7 @@ class Result:
         """P(S | QI) as a DataFrame: index = QI values, columns = sensitive values.
 
         ``by="group"`` gives P(S | QI, group), the index then ends with the group column.
-        Rows sum to 1.
+        Rows sum to 1. Rows are real people's: counterfeit records have no QI value.
         """
         m = self.model
         if by is None:
@@ -155,6 +159,8 @@ class Result:
             raise ValueError(f"by must be None or 'group', got {by!r}")
         cells = self._cells[keys + [m.sa]].copy()
         cells["x"] = self.x
+        if self._phantom.any():  # counterfeit records have no QI value
+            cells = cells[~self._phantom]
         table = cells.groupby(keys + [m.sa], sort=True, observed=True)["x"].sum()
         table = table.unstack(m.sa, fill_value=0.0)
         sizes = self.structure.records_by(keys)
@@ -172,10 +178,13 @@ class Result:
         It reads only this answer's own snapshot of the model (its structure and people),
         so it stays true after the model changes; someone singled out later is not in it."""
         m = self.model
-        values = sorted(self._cells[m.sa].unique().tolist(), key=str)
+        real = ~self._phantom  # counterfeit records are no one
+        values = sorted(self._cells[m.sa][real].unique().tolist(), key=str)
         frames = []
         if self._person_class is not None:
-            cells = pd.DataFrame({"cls": self._cls, "s": self._cells[m.sa].to_numpy(), "x": self.x})
+            cells = pd.DataFrame(
+                {"cls": self._cls[real], "s": self._cells[m.sa].to_numpy()[real], "x": self.x[real]}
+            )
             by_class = cells.groupby(["cls", "s"])["x"].sum().unstack(fill_value=0.0)
             by_class = by_class.div(self._class_n[by_class.index.to_numpy()], axis=0)
             by_class = by_class.reindex(columns=values, fill_value=0.0)

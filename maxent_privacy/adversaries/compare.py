@@ -407,8 +407,10 @@ def _score_truth(table, summary, data, estimates, thresholds, by: str) -> None:
     full, truth, people = data
     per_class, results = estimates
     values = table.index.get_level_values(-1).unique()
-    n = np.asarray(full.structure.class_n, dtype=float)
+    real = ~full.structure.phantom  # counterfeit records are no one
+    n = np.asarray(full.structure.class_n, dtype=float)[real]
     counts, own = _truth_counts(full, truth, people, list(values))
+    counts = counts[real]
     if by == "class":
         table["truth"] = (counts / n[:, None]).ravel()
     elif own is not None:
@@ -497,7 +499,10 @@ def compare_adversaries(
     if bounds:
         per_class.update(_class_bounds(full, by, values, exact, bounds_options))
 
-    n = np.asarray(full.structure.class_n, dtype=float)
+    # counterfeit records (phantom classes, the last ones) are no one: no row, no count
+    real = ~full.structure.phantom
+    per_class = {name: table[real] for name, table in per_class.items()}
+    n = np.asarray(full.structure.class_n, dtype=float)[real]
     people = _people(full)
     table = _table(per_class, people, n, values, by, model.sa)
     summary = _summary(per_class, n, thresholds)
@@ -507,7 +512,7 @@ def compare_adversaries(
         table=table,
         summary=summary,
         results=results,
-        classes=full.classes,
+        classes=full.classes[real] if not real.all() else full.classes,
         by=by,
         thresholds=thresholds,
         people=int(n.sum()),

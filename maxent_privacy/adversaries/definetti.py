@@ -111,7 +111,10 @@ def definetti(
     result = model.solve(solver=solver)
     check(result, 0)
     values = sorted(result.cell_table()[model.sa].unique(), key=str)
-    qi = model.classes[list(model.qi)].reset_index(drop=True)
+    # counterfeit records (phantom classes) have no QI: the learner sees real people's
+    # classes only, and the phantoms keep a flat prior (their maximum-entropy share)
+    real = ~model.structure.phantom
+    qi = model.classes.loc[real, list(model.qi)].reset_index(drop=True)
     kwargs = {"encoded": encode(qi)} if fit in LEARNERS.values() else {}
     if learner == "logistic_regression":
         kwargs["seed"] = seed
@@ -123,8 +126,10 @@ def definetti(
     def round_(table):
         """One round: fit the learner to ``table``, project its prior (checked)."""
         t = time.perf_counter()
-        p = fit(qi, table, **kwargs)
-        loglik = float((table * np.log(np.maximum(p, 1e-300))).sum() / table.sum())
+        p = np.full(table.shape, 1.0 / max(len(values), 1))
+        p[real] = fit(qi, table[real], **kwargs)
+        seen = table[real]
+        loglik = float((seen * np.log(np.maximum(p[real], 1e-300))).sum() / seen.sum())
         new = project(p)
         change = float(np.max(np.abs(new - table) / n, initial=0.0))
         last["prior"] = p

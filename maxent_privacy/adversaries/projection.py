@@ -53,7 +53,8 @@ class Solves:
         self.rounds = 0
 
     def solve(self, p: np.ndarray):
-        prior = pd.DataFrame(p, columns=self.values)
+        # the prior of real people's classes (counterfeit records' phantoms: flat)
+        prior = pd.DataFrame(p[~self.model.structure.phantom], columns=self.values)
         self.rounds += 1
         result = self.model.solve(solver=self.solver, prior=lambda _qi: prior)
         check(result, self.rounds)

@@ -244,6 +244,12 @@ def robustness_table(
         raise ReleaseError(
             f"robustness_table needs a Bucketized release, got {type(release).__name__}"
         )
+    if release.counterfeits is not None and release.n_people < release.n_records:
+        raise ReleaseError(
+            f"robustness_table does not handle counterfeit records (column "
+            f"{release.counterfeits!r}): the Delta bound of Wong et al. speaks of groups of "
+            "real tuples; compare_posteriors and exact_posterior(counterfeits=...) do"
+        )
     check_r(r)
     priors = as_priors(prior)
     for pr in priors:
@@ -315,7 +321,9 @@ def query_error(
     actual count comes from the release's rows, which hold each record's true value (as
     :func:`robust_anonymize` and :func:`~maxent_privacy.anonymize.anatomize` make them).
     Queries with actual count 0 are skipped. The same ``seed`` gives the same workload
-    on releases of the same records.
+    on releases of the same records. Counterfeit records (``Bucketized(...,
+    counterfeits=...)``) count in ``count_S(g)`` and ``|g|`` (they are published) but in
+    no actual count (they are no one).
 
     >>> from maxent_privacy import Bucketized
     >>> frame, _ = wong2010_example()
@@ -329,6 +337,8 @@ def query_error(
     if not is_number(selectivity) or not 0 < selectivity <= 1:
         raise ReleaseError(f"selectivity must be a number in (0, 1], got {selectivity!r}")
     frame = release.frame
+    real = ~release.is_counterfeit  # counterfeit records: published values, no one's QI
+    people = release.people
     if qd is None:
         qd = min(3, len(release.qi))
     elif isinstance(qd, bool) or not isinstance(qd, (int, np.integer)):
@@ -339,11 +349,13 @@ def query_error(
     cols = release.qi + [release.sa]
     codes, sizes, numeric = {}, {}, {}
     for c in cols:
-        codes[c], uniq = pd.factorize(frame[c], sort=True)
+        column = frame[c] if c == release.sa else people[c]
+        codes[c], uniq = pd.factorize(column, sort=True)
         sizes[c] = len(uniq)
-        numeric[c] = pd.api.types.is_numeric_dtype(frame[c])
-    gid = pd.factorize(frame[release.group])[0]
-    n_g = np.bincount(gid).astype(float)
+        numeric[c] = pd.api.types.is_numeric_dtype(column)
+    gid_all = pd.factorize(frame[release.group])[0]
+    gid = gid_all[real]
+    n_g = np.bincount(gid_all).astype(float)
     share = selectivity ** (1 / (qd + 1))
     errors = []
     for _ in range(queries):
@@ -360,11 +372,13 @@ def query_error(
                 chosen[rng.choice(sizes[c], size=k, replace=False)] = True
             hit[c] = chosen[codes[c]]
         q_hit = np.logical_and.reduce([hit[c] for c in attrs])
-        s_hit = hit[release.sa]
+        s_all = hit[release.sa]  # published values (counterfeits too)
+        s_hit = s_all[real]
         actual = int((q_hit & s_hit).sum())
         if actual == 0:
             continue
-        est = (np.bincount(gid, q_hit, len(n_g)) * np.bincount(gid, s_hit, len(n_g)) / n_g).sum()
+        q_g, s_g = np.bincount(gid, q_hit, len(n_g)), np.bincount(gid_all, s_all, len(n_g))
+        est = (q_g * s_g / n_g).sum()
         errors.append(abs(est - actual) / actual)
     if not errors:
         raise ValueError("every query had an actual count of 0; raise the selectivity")

@@ -299,6 +299,7 @@ def exact_posterior(
     max_states: int = MAX_STATES,
     samples: int = 20_000,
     seed=0,
+    counterfeits=(),
 ) -> pd.DataFrame:
     """``p(t : x)`` for every tuple t and value x of an A-group (Eq. 1-3).
 
@@ -322,6 +323,12 @@ def exact_posterior(
     as the decimals they print as); the default does so when the prior holds Fractions,
     ``False`` forces floats.
 
+    ``counterfeits``: the sensitive values of the group's counterfeit records
+    (m-invariance; :class:`~maxent_privacy.Bucketized` with ``counterfeits=``). They are
+    in the group's multiset but belong to no one: a world also assigns values to them,
+    and as no one's likelihood speaks of them their prior rows are 1 for every value.
+    The rows returned are ``group``'s (the real tuples') only.
+
     >>> from maxent_privacy.robustness import wong2010_example
     >>> frame, prior = wong2010_example()
     >>> l1 = frame[frame["GID"] == "L1"].set_index("Name")
@@ -337,23 +344,33 @@ def exact_posterior(
     samples = check_int(samples, "samples", 1)
     max_states = check_int(max_states, "max_states", 0)
     check_group(group, [prior], "exact_posterior")
-    counts = group[prior.sa].value_counts(sort=False)
+    if isinstance(counterfeits, (str, bytes, dict)) or not hasattr(counterfeits, "__iter__"):
+        raise ReleaseError(
+            "counterfeits must be a list of the counterfeit records' sensitive values, got "
+            f"{type(counterfeits).__name__}"
+        )
+    fake = list(counterfeits)
+    counts = pd.Series(group[prior.sa].tolist() + fake, dtype=object).value_counts(sort=False)
     values = sorted(counts.index.tolist(), key=str)
     f = counts.reindex(values).to_numpy(dtype=np.int64)
     exact = bool(fractions or (fractions is None and prior.exact))
     if exact and method == "monte carlo":
         raise ReleaseError("fractions=True needs an exact method")
     w = prior.weights(group, values, fractions=exact)
+    if fake:  # no one's likelihood: every value alike
+        one = np.full((len(fake), len(values)), Fraction(1) if exact else 1.0, dtype=w.dtype)
+        w = np.vstack([w, one])
+    n = len(group)
     if method == "exact" or (method == "auto" and states(w, f) <= max_states):
         probs = exact_probs(w, f, exact, max_states)
-        out = pd.DataFrame(probs, index=group.index, columns=values)
+        out = pd.DataFrame(probs[:n], index=group.index, columns=values)
         attrs = {"method": "exact"}
     else:
         est, err, ess = monte_carlo(w.astype(float), f, int(samples), seed)
-        out = pd.DataFrame(est, index=group.index, columns=values)
+        out = pd.DataFrame(est[:n], index=group.index, columns=values)
         attrs = {
             "method": "monte carlo",
-            "standard_error": pd.DataFrame(err, index=group.index, columns=values),
+            "standard_error": pd.DataFrame(err[:n], index=group.index, columns=values),
             "samples": int(samples),
             "effective_samples": ess,
         }
@@ -401,7 +418,8 @@ def compare_posteriors(
 
     Returns columns: the QI, the group, ``value``, ``possible_worlds``, ``maxent`` and
     ``difference`` (possible_worlds - maxent), one row per (record, value of its group),
-    indexed by the record's label.
+    indexed by the record's label. Counterfeit records have no row: they are in their
+    group's worlds (see :func:`exact_posterior`) but are no one.
 
     >>> from maxent_privacy import Bucketized
     >>> from maxent_privacy.robustness import wong2010_example
@@ -425,11 +443,13 @@ def compare_posteriors(
     model = MaxEntModel(release)
     model.add(prior.knowledge(weight))
     post = model.solve(solver=solver).posterior(by="group")
-    frame = release.frame
+    frame = release.people  # counterfeit records (no one's) enter as their group's values
+    fake = release.frame.loc[release.is_counterfeit]
+    fake = fake.groupby(release.group)[release.sa].agg(list).to_dict() if len(fake) else {}
     parts = []
-    for pos in frame.groupby(release.group, sort=True).indices.values():
+    for g, pos in frame.groupby(release.group, sort=True).indices.items():
         rows_g = frame.iloc[pos]
-        worlds = exact_posterior(rows_g, prior, max_states=max_states)
+        worlds = exact_posterior(rows_g, prior, max_states=max_states, counterfeits=fake.get(g, ()))
         n, m = worlds.shape
         part = rows_g.iloc[np.repeat(np.arange(n), m)][release.qi + [release.group]].copy()
         part["value"] = np.tile(np.asarray(worlds.columns, dtype=object), n)

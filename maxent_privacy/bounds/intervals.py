@@ -432,6 +432,8 @@ def maxent_column(result, frame: pd.DataFrame, by) -> np.ndarray:
         return post.reindex(frame.index).fillna(0.0).to_numpy(dtype=float)
     keys = list(frame.index.names)
     cells = result.cell_table()
+    if "phantom" in cells.columns:  # counterfeit records are in no row
+        cells = cells[~cells["phantom"].to_numpy(dtype=bool)]
     num = cells.groupby(keys, sort=False, observed=True)["x"].sum()
     num = num.reindex(frame.index).fillna(0.0).to_numpy(dtype=float)
     return num / frame["records"].to_numpy(dtype=float)

@@ -33,6 +33,12 @@ def _z_mask(model) -> np.ndarray:
     return np.ones(model.n_cells, dtype=bool)
 
 
+def _person_mask(model) -> np.ndarray:
+    """Value cells of real people: what the targets count (counterfeit records, the
+    phantom classes of :mod:`~maxent_privacy.releases.counterfeits`, are no one's)."""
+    return _z_mask(model) & ~model.structure.phantom_cell
+
+
 def data_rows(model):
     """``(A, b, kind)``: every data constraint ``A x == b`` over all cells (count scale).
 
@@ -102,7 +108,7 @@ def targets(model, by, values) -> _Targets:
         return pair_targets(model, by, values)
     cells = model.cells
     sa = model.sa
-    z = _z_mask(model)
+    z = _person_mask(model)
     zc = np.flatnonzero(z)
     all_values = sorted(cells.loc[z, sa].unique().tolist(), key=str)
     if values is None:
@@ -230,7 +236,7 @@ def pair_targets(model, by, pairs: pd.MultiIndex) -> _Targets:
     """
     cells = model.cells
     sa = model.sa
-    zc = np.flatnonzero(_z_mask(model))
+    zc = np.flatnonzero(_person_mask(model))
     if pairs.nlevels < 2:
         raise ValueError("pairs need the row's key levels and the sensitive value")
     sa_cells = cells[sa].to_numpy()[zc]

@@ -6,7 +6,9 @@ A release is read once, validated with one-line errors, and every model is built
 
 Modules:
 
-- ``bucketized``: :class:`Bucketized` (Anatomy-style: exact QI, group id, sensitive values)
+- ``bucketized``: :class:`Bucketized` (Anatomy-style: exact QI, group id, sensitive values;
+  with counterfeit records, m-invariance-style)
+- ``counterfeits``: counterfeit records in the model: one phantom record class per group
 - ``generalized``: :class:`Generalized` (k-anonymity-style releases: equivalence classes,
   matched against a population)
 - ``cells``: the generalized cell syntax (ours, ARX's, sdcMicro's), parsed and matched

@@ -35,7 +35,13 @@ from .checks import (
     shorten,
 )
 
-__all__ = ["Bucketized", "check_input_table", "check_same_schema", "validate_release"]
+__all__ = [
+    "Bucketized",
+    "check_input_table",
+    "check_same_schema",
+    "counterfeit_flags",
+    "validate_release",
+]
 
 # cells of these types are collections, not values: a QI, sensitive, group or person cell
 # holding one is an error (unhashable ones crash pandas; hashable ones such as tuples
@@ -77,7 +83,9 @@ def check_input_table(frame, qi, sa: str, group: str, person: str | None, who: s
     return qi
 
 
-def validate_release(frame, qi, sa: str, group: str, person: str | None):
+def validate_release(
+    frame, qi, sa: str, group: str, person: str | None, counterfeits: str | None = None
+):
     """Check a release table; return (the role columns, copied; the QI list).
 
     One-line ``ReleaseError`` naming the column or value at fault: not a DataFrame,
@@ -85,6 +93,11 @@ def validate_release(frame, qi, sa: str, group: str, person: str | None):
     column with two roles, no rows, a cell that is not a single value (a list, set, dict,
     tuple, array: unhashable, or not nameable in a fact), missing values, duplicate
     person ids. Other columns are dropped unchecked.
+
+    With ``counterfeits`` (a boolean column, see :func:`counterfeit_flags`) the rows
+    flagged True are counterfeit records: their QI and person cells may be missing (a
+    person cell that is not is an error), and a group of counterfeits only is an error.
+    The returned frame then ends with that column, as ``bool``.
     """
     check_frame(frame, "a release")
     qi = qi_list(qi)
@@ -94,25 +107,98 @@ def validate_release(frame, qi, sa: str, group: str, person: str | None):
     check_label(group, "group")
     if person is not None:
         check_label(person, "person")
+    if counterfeits is not None:
+        check_label(counterfeits, "counterfeits")
     check_columns(frame, qi, "quasi-identifier")
     check_columns(frame, [sa], "sensitive")
     check_columns(frame, [group], "group")
     if person is not None:
         check_columns(frame, [person], "person")
+    if counterfeits is not None:
+        check_columns(frame, [counterfeits], "counterfeits")
     roles = qi + [sa, group] + ([person] if person is not None else [])
-    check_roles(roles)
-    check_unique(frame, roles)
+    check_roles(roles + ([counterfeits] if counterfeits is not None else []))
+    check_unique(frame, roles + ([counterfeits] if counterfeits is not None else []))
     if len(frame) == 0:
         raise ReleaseError("the release has no rows")
     role_names = ["quasi-identifier"] * len(qi) + ["sensitive", "group"]
     role_names += ["person"] if person is not None else []
     check_cells(frame, roles, role_names)
     data = frame[roles].copy()
-    check_missing(data, roles, [""] * len(roles))
-    if person is not None and data[person].duplicated().any():
-        dup = data.loc[data[person].duplicated(), person].tolist()[0]
+    if counterfeits is None:
+        check_missing(data, roles, [""] * len(roles))
+        real = data
+    else:
+        fake = counterfeit_flags(frame[counterfeits])
+        check_missing(data, [sa, group], ["", ""])
+        real = data.loc[~fake]
+        who = qi + ([person] if person is not None else [])
+        check_missing(real, who, [""] * len(who))
+        if person is not None and data[person].loc[fake].notna().any():
+            at = np.flatnonzero(fake & data[person].notna().to_numpy())[0]
+            row = _label(data.index[at])
+            raise ReleaseError(
+                f"row {row!r} is a counterfeit record (column {counterfeits!r}) but has "
+                f"person id {shorten(_label(data[person].iloc[at]))}; a counterfeit is no one: "
+                "leave its person cell empty"
+            )
+        alone = ~data[group].loc[fake].isin(real[group]).to_numpy()
+        if alone.any():
+            g = _label(data[group].loc[fake].iloc[np.argmax(alone)])
+            raise ReleaseError(
+                f"group {g!r} holds only counterfeit records (column {counterfeits!r}); "
+                "every group needs at least one real record"
+            )
+        data[counterfeits] = fake
+    if person is not None and real[person].duplicated().any():
+        dup = real.loc[real[person].duplicated(), person].tolist()[0]
         raise ReleaseError(f"person id {dup!r} occurs in more than one row of column {person!r}")
     return data, qi
+
+
+def _label(value):
+    """A numpy scalar as a Python one (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def counterfeit_flags(series: pd.Series) -> np.ndarray:
+    """A counterfeit column as a boolean array: bool, 0/1 or True/False objects.
+
+    Anything else (a missing cell, ``"yes"``, ``2``) is a one-line ``ReleaseError``
+    naming the column and the first bad row.
+
+    >>> counterfeit_flags(pd.Series([0, 1, 1])).tolist()
+    [False, True, True]
+    >>> counterfeit_flags(pd.Series([True, "no"], name="fake"))
+    Traceback (most recent call last):
+    ...
+    maxent_privacy.errors.ReleaseError: counterfeits column 'fake' holds 'no' in row 1; \
+it must be True/False (or 1/0)
+    """
+    values = series.to_numpy(dtype=object)
+
+    def ok(v) -> bool:
+        if isinstance(v, (bool, np.bool_)):
+            return True
+        if isinstance(v, (int, float, np.integer, np.floating)):
+            return v == 0 or v == 1
+        return False
+
+    if pd.api.types.is_bool_dtype(series.dtype) and not series.isna().any():
+        return series.to_numpy(dtype=bool)
+    if series.dtype.kind in "iuf":  # numbers: 0 and 1 only (NaN is neither)
+        number = series.to_numpy()
+        good = (number == 0) | (number == 1)
+        if good.all():
+            return number == 1
+        values = values[: int(np.argmax(~good)) + 1]  # the loop below names the first
+    for i, v in enumerate(values):
+        if not ok(v):
+            raise ReleaseError(
+                f"counterfeits column {series.name!r} holds {shorten(_label(v))} in row "
+                f"{_label(series.index[i])!r}; it must be True/False (or 1/0)"
+            )
+    return np.array([bool(v) for v in values], dtype=bool)
 
 
 def _kind(series: pd.Series) -> str | None:
@@ -241,6 +327,17 @@ class ReleaseBase:
         return int(self.frame[self.group].nunique())
 
     @property
+    def people(self) -> pd.DataFrame:
+        """The rows of real people: every row (a :class:`Bucketized` release with
+        counterfeit records leaves those out)."""
+        return self.frame
+
+    @property
+    def n_people(self) -> int:
+        """Number of records of real people."""
+        return len(self.people)
+
+    @property
     def sa_values(self) -> list:
         """Distinct sensitive values, sorted (as ``str``)."""
         return sorted(self.frame[self.sa].unique().tolist(), key=str)
@@ -256,11 +353,32 @@ class Bucketized(ReleaseBase):
     sa : name of the sensitive column.
     group : name of the group (bucket) column.
     person : optional pseudonym column (one distinct id per row), used to link releases.
+    counterfeits : optional boolean column (bool, 0/1 or True/False) flagging counterfeit
+        records, as m-invariance publishes them (Xiao and Tao, SIGMOD 2007): each adds its
+        sensitive value to its group's published multiset but belongs to no one. Their QI
+        and person cells may be missing and are ignored; a counterfeit with a person id
+        and a group of counterfeits only are errors. The publisher's second table, how
+        many values of each group are counterfeit, is :meth:`counterfeit_counts`.
 
     Rows with a missing value in any of these columns are an error naming the column and
     the first offending row, as are cells that are not single values (a list, set, dict,
     tuple or array), duplicate column roles, role columns whose name occurs twice in
     ``frame`` and duplicate person ids.
+
+    ``frame`` keeps every published row (counterfeits too, with the ``counterfeits``
+    column as ``bool``); :attr:`people` is the rows of real people. ``n_records`` counts
+    published records (counterfeits included), ``n_people`` real people only.
+
+    >>> frame = pd.DataFrame({"name": ["Alice", "Bob", None], "bucket": [1, 1, 1],
+    ...                       "disease": ["flu", "flu", "gastritis"],
+    ...                       "fake": [False, False, True]})
+    >>> release = Bucketized(frame, qi=["name"], sa="disease", group="bucket",
+    ...                      counterfeits="fake")
+    >>> release.n_records, release.n_people, release.counterfeit_counts().tolist()
+    (3, 2, [1])
+    >>> release
+    Bucketized(3 records, 1 groups, qi=['name'], sa='disease', group='bucket', \
+counterfeits='fake' (1 counterfeit))
     """
 
     def __init__(
@@ -270,38 +388,104 @@ class Bucketized(ReleaseBase):
         sa: str,
         group: str,
         person: str | None = None,
+        counterfeits: str | None = None,
     ):
-        data, qi = validate_release(frame, qi, sa, group, person)
+        data, qi = validate_release(frame, qi, sa, group, person, counterfeits)
         self.frame = data
         self.qi = qi
         self.sa = sa
         self.group = group
         self.person = person
+        self.counterfeits = counterfeits
+        self._people = None
+
+    # -- counterfeits -----------------------------------------------------------
+    @property
+    def is_counterfeit(self) -> np.ndarray:
+        """One bool per row of ``frame``: True for a counterfeit record."""
+        if self.counterfeits is None:
+            return np.zeros(len(self.frame), dtype=bool)
+        return self.frame[self.counterfeits].to_numpy(dtype=bool)
+
+    @property
+    def people(self) -> pd.DataFrame:
+        """The rows of real people (``frame`` without counterfeits), role columns only.
+
+        A QI or person column that is ``float`` only because counterfeit cells are missing
+        is read back as integers (``30.0`` is ``30``, as the publisher wrote it).
+        """
+        if self.counterfeits is None:
+            return self.frame
+        if self._people is None:
+            cols = self.qi + [self.sa, self.group] + ([self.person] if self.person else [])
+            real = self.frame.loc[~self.is_counterfeit, cols].copy()
+            for col in self.qi + ([self.person] if self.person else []):
+                values = real[col]
+                if (
+                    pd.api.types.is_float_dtype(values.dtype)
+                    and self.frame[col].isna().any()
+                    and np.all(np.mod(values.to_numpy(), 1) == 0)
+                ):
+                    real[col] = values.astype(np.int64)
+            self._people = real
+        return self._people
+
+    @property
+    def n_people(self) -> int:
+        """Number of records of real people (``n_records`` less the counterfeits)."""
+        return len(self.frame) - int(self.is_counterfeit.sum())
+
+    def counterfeit_counts(self) -> pd.Series:
+        """The publisher's auxiliary table: how many records of each group are counterfeit.
+
+        A Series indexed by group (sorted), named ``"counterfeits"``, 0 for groups without.
+
+        >>> frame = pd.DataFrame({"q": [1, 2, 3], "s": ["a", "b", "a"], "g": [1, 1, 2]})
+        >>> Bucketized(frame, ["q"], "s", "g").counterfeit_counts().to_dict()
+        {1: 0, 2: 0}
+        """
+        groups = self.frame[self.group]
+        counts = pd.Series(self.is_counterfeit.astype(np.int64), index=groups.to_numpy())
+        out = counts.groupby(level=0, sort=True).sum()
+        out.index.name = self.group
+        return out.rename("counterfeits")
 
     def domain(self, column: str) -> list:
-        """Distinct values of a QI or sensitive column, sorted."""
-        return sorted(self.frame[column].unique().tolist(), key=str)
+        """Distinct values of a QI or sensitive column, sorted (QI: of real people)."""
+        frame = self.frame if column == self.sa else self.people
+        return sorted(frame[column].unique().tolist(), key=str)
 
     # -- published views --------------------------------------------------------
     def qi_table(self) -> pd.DataFrame:
-        """The QI table as published (QI values and group, in row order)."""
-        return self.frame[self.qi + [self.group]]
+        """The QI table as published (QI values and group, in row order; real people)."""
+        return self.people[self.qi + [self.group]]
 
     def sa_table(self) -> pd.DataFrame:
-        """The sensitive table as published: count of each sensitive value per group."""
+        """The sensitive table as published: count of each sensitive value per group
+        (counterfeit records included: their values are published like any other)."""
         counts = self.frame.groupby([self.group, self.sa], sort=True).size()
         return counts.rename("count").reset_index()
 
     def buckets(self) -> pd.DataFrame:
-        """One row per group: its QI values (list) and multiset of sensitive values."""
+        """One row per group: its QI values (list) and multiset of sensitive values.
+
+        The multiset is the published one (counterfeit values included); with
+        ``counterfeits`` a column of that name gives how many of them are counterfeit,
+        and ``size`` counts published records.
+        """
         g = self.frame.groupby(self.group, sort=True)
+        people = self.people.groupby(self.group, sort=True)
         out = pd.DataFrame(
             {
                 "size": g.size(),
-                "qi": g[self.qi].apply(lambda d: [tuple(r) for r in d.itertuples(index=False)]),
+                "qi": people[self.qi].apply(
+                    lambda d: [tuple(r) for r in d.itertuples(index=False)]
+                ),
                 self.sa: g[self.sa].apply(lambda s: sorted(s.tolist(), key=str)),
             }
         )
+        if self.counterfeits is not None:
+            out["counterfeits"] = self.counterfeit_counts()
         return out
 
     def __repr__(self) -> str:
@@ -309,5 +493,11 @@ class Bucketized(ReleaseBase):
             f"Bucketized({self.n_records} records, {self.n_groups} groups, qi={self.qi}, "
             f"sa={self.sa!r}, group={self.group!r}"
             + (f", person={self.person!r}" if self.person else "")
+            + (
+                f", counterfeits={self.counterfeits!r} "
+                f"({self.n_records - self.n_people} counterfeit)"
+                if self.counterfeits is not None
+                else ""
+            )
             + ")"
         )

@@ -41,6 +41,7 @@ import scipy.sparse as sp
 
 from ..errors import ReleaseError
 from .bucketized import Bucketized
+from .counterfeits import add_phantoms, phantom_row_counts
 from .pooled_arrays import build_bucketized
 from .pooled_structure import shown, structure, z_structure
 from .structure import Structure
@@ -61,6 +62,7 @@ def _placements(rels, pops) -> tuple[pd.DataFrame, pd.DataFrame]:
     for r, (rel, pop) in enumerate(zip(rels, pops, strict=True), start=0):
         f = rel.frame
         if isinstance(rel, Bucketized):
+            f = rel.people  # counterfeit records are no one
             if rel.person is None:
                 raise ReleaseError(
                     f"release {r + 1} has no person column: pooling releases needs person "
@@ -167,13 +169,18 @@ def build_pooled(releases, populations, split=()) -> Structure:
     if all(isinstance(rel, Bucketized) and rel.person is not None for rel in rels):
         built = build_bucketized(rels, split, qi, sa)
         if built is not None:
-            return built
+            return add_phantoms(built, rels, _group_label)
     persons, cand = _placements(rels, list(populations))
     if not cand.duplicated(["pid", "r"]).any():
         # every person sits in one known group of each release they are in: no placement
         # cells, and the whole construction vectorizes
-        return _build_placed(rels, split, persons, cand, qi, sa)
-    return _build_general(rels, split, persons, cand, qi, sa)
+        return add_phantoms(_build_placed(rels, split, persons, cand, qi, sa), rels, _group_label)
+    return add_phantoms(_build_general(rels, split, persons, cand, qi, sa), rels, _group_label)
+
+
+def _group_label(r: int, g) -> str:
+    """Group ``g`` of release ``r`` (from 0) as the ``groups`` column spells it."""
+    return f"r{r + 1}:{shown(g)}"
 
 
 def _general_classes(persons, cand, qi, R: int, split: set):
@@ -277,14 +284,15 @@ class _CellList:
                     self.link_v.append(1.0)
             self.n_link += 1
 
-    def matrices(self, counts) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
-        """Relation rows, link rows, and which Relation rows hold placements."""
+    def matrices(self, counts, covered) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
+        """Relation rows, link rows, and which Relation rows hold placements (``covered``:
+        rows that counterfeit records may fill, see :func:`_check_published`)."""
         n = len(self.kind)
         A_sa = sp.csr_array(
             (np.ones(len(self.rel_r)), (self.rel_r, self.rel_c)), shape=(len(counts), n)
         )
         A_link = sp.csr_array((self.link_v, (self.link_r, self.link_c)), shape=(self.n_link, n))
-        _check_published(A_sa, counts)
+        _check_published(A_sa, counts, covered)
         y_cells = np.flatnonzero(np.asarray(self.kind) == "y")
         sa_has_y = np.zeros(len(counts), dtype=bool)
         if len(y_cells):
@@ -292,9 +300,10 @@ class _CellList:
         return A_sa, A_link, sa_has_y
 
 
-def _check_published(A_sa, counts) -> None:
-    """Every published (group, value) must be possible for someone in the group."""
-    empty = np.diff(A_sa.indptr) == 0
+def _check_published(A_sa, counts, covered) -> None:
+    """Every published (group, value) must be possible for someone in the group, or for
+    its counterfeit records (``covered``: rows of groups that have some)."""
+    empty = (np.diff(A_sa.indptr) == 0) & ~covered
     if empty.any():
         bad = counts.iloc[int(np.argmax(empty))]
         raise ReleaseError(
@@ -325,7 +334,8 @@ def _build_general(rels, split, persons, cand, qi, sa) -> Structure:
 
     for c, row in enumerate(classes[gcols].itertuples(index=False)):
         made.add_class(c, row, pid_of)
-    A_sa, A_link, sa_has_y = made.matrices(counts)
+    covered = phantom_row_counts(rels, counts["release"].to_numpy(), bucket_key) > 0
+    A_sa, A_link, sa_has_y = made.matrices(counts, covered)
     classes["groups"] = [_groups_text(row) for row in classes[gcols].itertuples(index=False)]
     c_arr = np.asarray(made.c_of, dtype=int)
     cells = pd.DataFrame({c: classes[c].to_numpy()[c_arr] for c in qi})
@@ -457,7 +467,8 @@ def _build_placed(rels, split, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa
         rel_c.append(np.flatnonzero(on))
     rel_r, rel_c = np.concatenate(rel_r), np.concatenate(rel_c)
     A_sa = sp.csr_array((np.ones(len(rel_r)), (rel_r, rel_c)), shape=(len(counts), n_cells))
-    _check_published(A_sa, counts)
+    covered = phantom_row_counts(rels, counts["release"].to_numpy(), bucket_key) > 0
+    _check_published(A_sa, counts, covered)
     text = np.full(n_cls, "", dtype=object)
     for r in range(R):
         part = np.where(g_cls[:, r] >= 0, group_names[r][np.maximum(g_cls[:, r], 0)], "")

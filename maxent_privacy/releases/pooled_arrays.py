@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .counterfeits import phantom_row_counts
 from .pooled_structure import shown, z_structure
 from .structure import Structure
 
@@ -140,9 +141,9 @@ def _persons_bucketized(rels, qi):
     Series per QI column))``, or None when a person has different QI values in different
     releases (the general path names them).
     """
-    pid_all = pd.concat([pd.Series(rel.frame[rel.person].to_numpy()) for rel in rels])
+    pid_all = pd.concat([pd.Series(rel.people[rel.person].to_numpy()) for rel in rels])
     pid_all = pid_all.reset_index(drop=True)
-    bounds = np.cumsum([0] + [rel.n_records for rel in rels])
+    bounds = np.cumsum([0] + [len(rel.people) for rel in rels])
     ids = pid_all.to_numpy()
     rows = _factorize_ids([ids[bounds[r] : bounds[r + 1]] for r in range(len(rels))])
     P = 1 + max(int(r.max()) for r in rows)
@@ -158,7 +159,7 @@ def _persons_bucketized(rels, qi):
     pid = pid_all.iloc[first].reset_index(drop=True)
     qcodes, qvalues, texts = [], [], []
     for c in qi:
-        columns = [rel.frame[c].to_numpy() for rel in rels]
+        columns = [rel.people[c].to_numpy() for rel in rels]
         text = all(
             a.dtype == object and pd.api.types.infer_dtype(a, skipna=False) == "string"
             for a in columns
@@ -250,8 +251,9 @@ def _column_codes(columns, rows, new, P):
 def _release_counts(rel):
     """Published counts of one release, as ``groupby([group, sa], sort=True).size()``.
 
-    Returns ``(sorted groups, group code of each row, values (sorted), per counts row:
-    group code, value code and count)``.
+    Returns ``(sorted groups, group code of each row of a real person, values (sorted),
+    per counts row: group code, value code and count)``; the counts hold counterfeit
+    records too (every group has a real person, so the groups are the same).
     """
     f = rel.frame
     gi, groups = _sorted_codes(f[rel.group].to_numpy())
@@ -260,6 +262,8 @@ def _release_counts(rel):
     ns = len(svals)
     cnt = np.bincount(gi * ns + si, minlength=len(groups) * ns)
     nz = np.flatnonzero(cnt)
+    if rel.counterfeits is not None:
+        gi = gi[~rel.is_counterfeit]
     return groups, gi, svals, nz // ns, nz % ns, cnt[nz]
 
 
@@ -482,7 +486,7 @@ def build_bucketized(rels, split: set, qi, sa) -> Structure | None:
     QI values, a contradiction) or a column is not a plain numpy/str column.
     """
     cols = [c for rel in rels for c in (*qi, rel.sa, rel.group, rel.person)]
-    if not all(_plain(rel.frame[c]) for rel in rels for c in cols if c in rel.frame):
+    if not all(_plain(rel.people[c]) for rel in rels for c in cols if c in rel.people):
         return None
     try:
         got = _persons_bucketized(rels, qi)
@@ -528,8 +532,11 @@ def build_bucketized(rels, split: set, qi, sa) -> Structure | None:
     del mcs, mask, bits
     A_sa = _relation_matrix(g_cls, c_arr, s_arr, row_at, rows["n_rows"])
     del row_at
-    if (np.diff(A_sa.indptr) == 0).any():
-        return None
+    empty = np.diff(A_sa.indptr) == 0
+    if empty.any():  # a value no one may hold, unless counterfeit records may
+        covered = phantom_row_counts(rels, rows["sa_release"], rows["sa_bucket"]) > 0
+        if (empty & ~covered).any():
+            return None
     return _placed_structure(
         rels,
         (pid_col, _records(pid_col, qi, qcodes, qvalues)),

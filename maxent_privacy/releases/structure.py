@@ -100,6 +100,11 @@ class Structure:
         ``sa_matrix`` (pooled Relation rows over cells), ``link_matrix`` (pooled link rows,
         right side 0), ``person_class`` (person id -> class index, or None), ``kind``
         ("single" or "pooled").
+    Counterfeit records (:mod:`.counterfeits`)
+        ``class_phantom``: True for the phantom class of a group's counterfeit records
+        (None: no release has any); ``classes`` and ``cells`` then have a ``phantom``
+        column, and their QI (and person) cells are missing. Phantom classes come last.
+        ``records``, ``person_class`` and ``n_records`` count real people only.
     """
 
     kind: str
@@ -128,6 +133,7 @@ class Structure:
     key_fn: Callable[[], list] = field(repr=False)
     _keys: list | None = field(default=None, repr=False)
     sa_release: np.ndarray | None = None
+    class_phantom: np.ndarray | None = None
 
     @property
     def n_cells(self) -> int:
@@ -136,7 +142,7 @@ class Structure:
 
     @property
     def n_records(self) -> int:
-        """Number of records (pooled releases: of people)."""
+        """Number of records (pooled releases: of people); counterfeit records not."""
         if self.kind == "pooled":  # one person_class entry per person, records not made
             return len(self.person_class)
         return len(self.records)
@@ -144,15 +150,42 @@ class Structure:
     def records_by(self, keys: list) -> pd.Series:
         """How many records (pooled releases: people) each value of ``keys`` has: the
         denominators of P(s | keys). A pooled class's groups across releases ("r1:1, r2:2")
-        are a column of the classes only, so those keys are counted there."""
+        are a column of the classes only, so those keys are counted there (real people's
+        classes only: counterfeits are no one's records)."""
         if set(keys) <= set(self.records.columns):
             return self.records.groupby(keys, sort=True, observed=True).size()
-        return self.classes.groupby(keys, sort=True, observed=True)["n"].sum()
+        classes = self.classes[~self.phantom] if self.has_phantoms else self.classes
+        return classes.groupby(keys, sort=True, observed=True)["n"].sum()
 
     @property
     def value_cell(self) -> np.ndarray:
         """True for cells that hold a sensitive value (False for placement cells)."""
         return self.placement_of < 0
+
+    @property
+    def has_phantoms(self) -> bool:
+        """Whether some class is the phantom class of counterfeit records."""
+        return self.class_phantom is not None and bool(self.class_phantom.any())
+
+    @property
+    def phantom(self) -> np.ndarray:
+        """Per class: True for a phantom class (counterfeit records, no one's)."""
+        if self.class_phantom is None:
+            return np.zeros(len(self.class_n), dtype=bool)
+        return self.class_phantom
+
+    @property
+    def phantom_cell(self) -> np.ndarray:
+        """Per cell: True for a cell of a phantom class."""
+        if self.class_phantom is None:
+            return np.zeros(self.n_cells, dtype=bool)
+        return self.class_phantom[self.cell_class]
+
+    @property
+    def person_cell(self) -> np.ndarray:
+        """Value cells of real people: what person-facing outputs read (no placement
+        cells, no counterfeit records)."""
+        return self.value_cell & ~self.phantom_cell
 
     def cell_keys(self) -> list[tuple]:
         """One key per cell ``(person or "", ...)`` that names it across rebuilds."""
@@ -232,11 +265,14 @@ def build_single(release, persons=()) -> Structure:
     with that QI value) has cells in every such bucket, and per bucket a shared
     QI-invariant ties the classes together (Du et al. Section 6, Figure 4).
     """
-    frame = release.frame
+    from .counterfeits import add_phantoms
+
+    frame = release.people  # real people (no counterfeits)
     qi, grp, sa = list(release.qi), release.group, release.sa
     qg = frame.groupby(qi + [grp], sort=True).size().rename("n").reset_index()
     qg["qg"] = np.arange(len(qg))
-    counts = frame.groupby([grp, sa], sort=True).size().rename("count").reset_index()
+    # the published counts: counterfeit records' values too
+    counts = release.frame.groupby([grp, sa], sort=True).size().rename("count").reset_index()
     counts["gs"] = np.arange(len(counts))
 
     classes = qg.assign(person=None, member=False)
@@ -259,7 +295,7 @@ def build_single(release, persons=()) -> Structure:
         rest = [cells[c] for c in qi] + [cells[grp], cells[sa]]
         return list(zip(who, kind, *rest, strict=True))
 
-    return Structure(
+    built = Structure(
         kind="single",
         qi=qi,
         sa=sa,
@@ -285,6 +321,7 @@ def build_single(release, persons=()) -> Structure:
         person_class=_release_person_class(release, classes),
         key_fn=key_fn,
     )
+    return add_phantoms(built, [release])
 
 
 def _single_cells(classes, qg, counts, qi, grp) -> pd.DataFrame:
@@ -315,7 +352,7 @@ def _release_person_class(release, classes) -> pd.Series | None:
     """Person id -> class index, for a release with a person column."""
     if release.person is None:
         return None
-    frame = release.frame
+    frame = release.people
     qi, grp = list(release.qi), release.group
     pid = frame[release.person].to_numpy()
     key = classes.set_index(qi + [grp])["cls"]

@@ -210,10 +210,18 @@ def _release_words(model) -> list[str]:
         kind = type(rel).__name__
         what = "bucketized (anatomy-style)" if kind == "Bucketized" else "generalized"
         name = f"Release {k}" if len(model.releases) > 1 else "The release"
+        fake = rel.n_records - rel.n_people
         lines.append(
             f"{name} is a {what} table of {rel.n_records:,} records in {rel.n_groups:,} groups "
             f"(column {rel.group!r})"
             + (f", with person ids in column {rel.person!r}" if rel.person else "")
+            + (
+                f"; {fake:,} of its records are counterfeit (column "
+                f"{getattr(rel, 'counterfeits', None)!r}: they add values to their groups "
+                "but are no one, and no row below is about them)"
+                if fake
+                else ""
+            )
             + "."
         )
     if len(model.releases) > 1:
@@ -240,7 +248,8 @@ def _reproduce(result, threshold: float, command, sources, knowledge) -> dict:
     m = result.model
     rels = m.releases
     bucketized = all(type(r).__name__ == "Bucketized" for r in rels)
-    same = len({(r.group, r.person) for r in rels}) == 1
+    fake = any(getattr(r, "counterfeits", None) is not None for r in rels)
+    same = len({(r.group, r.person) for r in rels}) == 1 and not fake  # no CLI option
     n = len(rels)
     files = (
         list(map(str, sources))
@@ -268,7 +277,12 @@ def _reproduce(result, threshold: float, command, sources, knowledge) -> dict:
             roles = f"qi={list(r.qi)!r}, sa={r.sa!r}, group={r.group!r}" + (
                 f", person={r.person!r}" if r.person else ""
             )
-            python.append(f"    mp.Bucketized(pd.read_csv({f!r}, dtype=str), {roles}),")
+            read = f"pd.read_csv({f!r}, dtype=str)"
+            if getattr(r, "counterfeits", None) is not None:  # read as True/False or 1/0
+                text = [*r.qi, r.sa, r.group] + ([r.person] if r.person else [])
+                read = f"pd.read_csv({f!r}, dtype={dict.fromkeys(text, 'str')!r})"
+                roles += f", counterfeits={r.counterfeits!r}"
+            python.append(f"    mp.Bucketized({read}, {roles}),")
         python += ["]", "model = mp.MaxEntModel(releases if len(releases) > 1 else releases[0])"]
     else:
         python.append("model = mp.MaxEntModel(...)  # the releases and populations, as before")

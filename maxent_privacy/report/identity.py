@@ -33,8 +33,9 @@ def kind_of_identity_risk(model) -> str:
 
 
 def _class_sizes(release) -> pd.Series:
-    """Per record of ``release``: how many records share its published QI cells."""
-    frame = release.frame
+    """Per record of ``release``: how many records share its published QI cells (records
+    of real people: counterfeit records have none)."""
+    frame = release.people
     qi = list(release.qi)
     return frame.groupby(qi, observed=True, dropna=False)[qi[0]].transform("size")
 
@@ -48,7 +49,7 @@ def _journalist(release, population: pd.DataFrame) -> pd.Series:
     least 1 (the equivalence class's size when the matching would be too large)."""
     from ..releases.cells import covers
 
-    frame = release.frame
+    frame = release.people
     qi = list(release.qi)
     combos = frame[qi].astype(str).drop_duplicates()
     if len(combos) * len(population) > MAX_MATCHES:
@@ -83,7 +84,7 @@ def identity_risk(model, keys: pd.DataFrame) -> np.ndarray:
             size = _journalist(release, population)
         else:
             size = _class_sizes(release)
-        frame = release.frame
+        frame = release.people
         if person and getattr(release, "person", None) is None:
             # people of a population placed in a release without ids: which record is
             # theirs is what the model estimates; no identity risk per person here

@@ -131,6 +131,9 @@ def _by_keys(result, names: list, keep: np.ndarray):
     cells = result._cells
     s_all = cells[result.model.sa].to_numpy()
     x = np.asarray(result.x, dtype=float)
+    real = ~result._phantom  # counterfeit records have no QI value: in no row
+    if not real.all():
+        cells, s_all, x, keep = cells[real], s_all[real], x[real], keep[real]
     groups = cells[names].groupby(names, sort=True, observed=True)
     key = groups.ngroup().to_numpy()
     keys = groups.size().index.to_frame(index=False)

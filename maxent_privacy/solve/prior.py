@@ -41,9 +41,24 @@ __all__ = ["cell_prior", "with_prior", "check_zero_prior"]
 
 
 def _table(model, prior) -> pd.DataFrame:
-    """The prior as a frame with one row per record class (columns: values)."""
+    """The prior as a frame with one row per record class (columns: values).
+
+    Counterfeit records (the phantom classes of
+    :mod:`~maxent_privacy.releases.counterfeits`) have no QI value and no one's belief
+    speaks of them: ``prior`` covers the real classes, the phantoms get a flat row."""
+    phantom = model.structure.phantom
+    if phantom.any():
+        real = model.classes.index[~phantom]
+        table = _real_table(model, prior, model.classes[~phantom])
+        full = pd.DataFrame(1.0, index=model.classes.index, columns=table.columns)
+        full.loc[real] = table.to_numpy()
+        return full.reset_index(drop=True)
+    return _real_table(model, prior, model.classes)
+
+
+def _real_table(model, prior, classes) -> pd.DataFrame:
+    """:func:`_table` for ``classes`` (those of real people)."""
     qi = list(model.qi)
-    classes = model.classes
     if callable(prior) and not isinstance(prior, pd.DataFrame):
         out = prior(classes[qi].reset_index(drop=True))
         if not isinstance(out, pd.DataFrame):
