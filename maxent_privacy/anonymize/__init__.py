@@ -8,6 +8,7 @@ Modules:
 
 - ``anatomy``: Anatomy, l-diverse buckets (Xiao and Tao) and the l-diversity check
 - ``history``: re-bucketization guided by earlier releases (Wang et al.)
+- ``m_invariant``: the next release of an m-invariant sequence, with counterfeits (Xiao and Tao)
 - ``mondrian``: Mondrian multidimensional partitioning, (k, c)-anonymous (LeFevre et al.)
 - ``robust``: the r-robust anonymizer (Wong et al.)
 
@@ -20,6 +21,14 @@ True
 
 from .anatomy import anatomize, check_l_diversity
 from .history import history_guided, rebucketize
+from .m_invariant import m_invariant
 from .robust import robust_anonymize
 
-__all__ = ["anatomize", "check_l_diversity", "history_guided", "rebucketize", "robust_anonymize"]
+__all__ = [
+    "anatomize",
+    "check_l_diversity",
+    "history_guided",
+    "m_invariant",
+    "rebucketize",
+    "robust_anonymize",
+]
