@@ -83,7 +83,8 @@ def history_guided(
     check_cells(frame, columns, roles)
     check_missing(frame, columns, [f"{r} " for r in roles])
     rng = rng_of(seed)
-    old = previous.frame
+    frame = frame.reset_index(drop=True)  # (labels are looked up below: make them unique)
+    old = previous.people  # counterfeit records (m-invariance) are no one's slot
     new_ids = pd.Index(frame[pid])
     stay = old[old[pid].isin(new_ids)]
     gone = old[~old[pid].isin(new_ids)]

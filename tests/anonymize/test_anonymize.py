@@ -264,3 +264,21 @@ def test_property_anatomize_when_eligible(case):
     sizes = assert_valid(release, frame, ["q"], "s", l, nonsensitive=exempt)
     assert release.n_groups == n // l
     assert sizes.sum() == n
+
+
+def test_history_guided_after_an_m_invariant_release_and_a_repeated_index():
+    """history_guided takes an m-invariant release (its counterfeit records are no one's
+    slot) and a new table whose index repeats labels (a plain ``pd.concat``)."""
+    from maxent_privacy.anonymize import history_guided, m_invariant
+
+    t1 = pd.DataFrame(
+        {"id": [1, 2, 3, 4], "age": [21, 23, 50, 52], "disease": ["flu", "hiv", "flu", "hiv"]}
+    )
+    r1 = m_invariant(None, t1, ["age"], "disease", 2, person="id")
+    r2 = m_invariant([r1], t1[t1["id"] != 4], ["age"], "disease", 2, person="id")
+    assert r2.counterfeit_counts().sum() == 1
+    new = pd.DataFrame({"id": [5, 6], "age": [30, 31], "disease": ["flu", "hiv"]})
+    r3 = history_guided(r2, pd.concat([t1[t1["id"] != 4], new]), l=2)
+    got = r3.frame.set_index("id")["group"]
+    assert got.loc[[1, 2]].nunique() == 1 and got.loc[3] != got.loc[1]  # stayers keep
+    assert sorted(got.index) == [1, 2, 3, 5, 6] and r3.counterfeits is None
