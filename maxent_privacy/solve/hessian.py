@@ -6,8 +6,9 @@ block diagonal over the classes, ``P_c = diag(x_c) - x_c x_c' / R_c``; so
 matrix). Its sparsity pattern does not depend on x: :class:`Gram` finds the upper
 triangle's pattern once and refills it at every Newton step from x with two weighted
 ``bincount`` (no sparse product, no sort); :func:`hessian` is the sparse-product form,
-used when the pattern would hold too many products. :func:`solve_upper` factors H by
-LDL' (:mod:`qdldl`, AMD order: rows coupled with many others, such as facts over whole
+used when the pattern would hold too many products. :func:`solve_upper` factors H
+(:mod:`.factor`: qdldl's LDL' or CHOLMOD's supernodal Cholesky, whichever the measured
+time favours; AMD order: rows coupled with many others, such as facts over whole
 populations, are eliminated last) and reuses the symbolic factorization across steps.
 Where a factorization is expensive (the random pairing of buckets across two releases
 fills the factor), steps are inexact Newton steps by conjugate gradients: preconditioned
@@ -30,9 +31,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import qdldl
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+
+from .factor import factor, prefer_ldl
 
 __all__ = ["Gram", "hessian", "hessian_of", "solve_newton", "solve_upper"]
 
@@ -264,22 +266,29 @@ def solve_upper(U, g, state=None, rtol: float = 0.0, blocks=None):
             return d
     H = _operator(U, diag)
     on_diag = U.indptr[1:] - 1  # sorted upper triangle, diagonal present: last of each column
+
+    def attempt(Ur, ridge):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                d = _ldl(Ur, state).solve(g)
+            except Exception:
+                return None
+        if not np.all(np.isfinite(d)):
+            return None
+        err = float(np.abs(H.matvec(d) + ridge * d - g).max(initial=0.0))
+        return d if err <= 1e-8 * gnorm and float(g @ d) > 0 else None
+
     for k in range(state.get("ridge", 0), len(RIDGES)):
         ridge = RIDGES[k] * diag_max
         Ur = U
         if ridge:
             Ur = sp.csc_array((U.data.copy(), U.indices, U.indptr), shape=U.shape)
             Ur.data[on_diag] += ridge
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            try:
-                d = _ldl(Ur, state).solve(g)
-            except Exception:
-                continue
-        if not np.all(np.isfinite(d)):
-            continue
-        err = float(np.abs(H.matvec(d) + ridge * d - g).max(initial=0.0))
-        if err <= 1e-8 * gnorm and float(g @ d) > 0:
+        d = attempt(Ur, ridge)
+        if d is None and not ridge and prefer_ldl(state):
+            d = attempt(Ur, ridge)  # CHOLMOD's Cholesky lost H's smallest pivots: LDL'
+        if d is not None:
             state["ridge"] = k  # the next Newton step starts from this ridge
             return d
     return None
@@ -328,7 +337,7 @@ def _pcg(U, diag, g, state: dict, rtol: float):
     old = state.get("ldl")
     if old is None or not _same_pattern(old[1], old[2], U):
         return None
-    maxiter = state.get("pcg_iter", 0)
+    maxiter = _pcg_budget(old[0])
     if maxiter < PCG_MIN_ITER:
         return None  # a refactorization is cheaper
     M = spla.LinearOperator(U.shape, matvec=old[0].solve, dtype=float)
@@ -422,28 +431,16 @@ class _BlockJacobi:
         return M
 
 
-def _ldl(U, state: dict):
-    """The LDL' factorization of the symmetric matrix whose upper triangle is ``U``
-    (csc, sorted, diagonal present); refilled (no new ordering) when ``state`` holds one
-    of the same pattern, else ordered, analysed and factored, and kept with its
-    conjugate-gradient budget (:func:`_pcg_budget`). Raises when U cannot be factored (a
-    singular H: the caller tries the next ridge; a failed first analysis is not kept, so
-    no factorization is spent on a matrix that is not used)."""
-    old = state.get("ldl")
-    if old is not None and _same_pattern(old[1], old[2], U):
-        old[0].update(U, upper=True)
-        return old[0]
-    solver = qdldl.Solver(U, upper=True)
-    state["ldl"] = (solver, U.indptr, U.indices)
-    state["pcg_iter"] = _pcg_budget(solver, U)
-    return solver
-
-
-def _pcg_budget(solver, U) -> int:
+def _pcg_budget(f) -> int:
     """Conjugate-gradient iterations worth half a refactorization: the factorization's
-    multiply-adds (the sum of L's squared column counts) against an iteration's (two
-    triangular solves and a product with H), at most 200."""
-    L = solver.factors()[0]
-    cc = np.diff(sp.csc_array(L).indptr).astype(float)
-    per_iter = 4.0 * (L.nnz + U.nnz) + 10.0 * U.shape[0]
-    return int(min(0.5 * float((cc * cc).sum()) / per_iter, 200))
+    own estimate (:mod:`.factor`; 0 until it is known)."""
+    return f.budget or 0
+
+
+def _ldl(U, state: dict):
+    """The factorization of the symmetric matrix whose upper triangle is ``U`` (csc,
+    sorted, diagonal present): :func:`.factor.factor` (qdldl or supernodal CHOLMOD, by
+    measured time), refilled when ``state`` holds one of the same pattern. Raises when U
+    cannot be factored (a singular H: the caller tries the next ridge; a failed first
+    analysis is not kept, so no factorization is spent on a matrix that is not used)."""
+    return factor(U, state)

@@ -574,8 +574,10 @@ def _newton_eq(
     if blocks is not None and _bucket_piece(hess.fill(x), blocks) < BJ_MIN_ROWS:
         blocks = None  # small pieces: factor them
     prev = (lam, logW)
+    last_low = np.inf  # the smallest x/n after the previous step
     for it in range(1, max_iter + 1):
         r = A @ x - b  # = -gradient of phi
+        low = float(np.min(x / n, initial=1.0))
         res = float(np.max(np.abs(r) / scale, initial=0.0))
         gap = float(lam @ (b - A @ x)) if len(lam) else 0.0
         if verbose:
@@ -586,9 +588,12 @@ def _newton_eq(
         if res <= tol and abs(gap) <= tol * R_tot:
             # a cell still next to 0 may be a forced zero that the tolerance hides: go on
             # until it settles (quadratic convergence) or leaves (the certificate below)
-            settled = np.min(x / n, initial=1.0) > tl.NEWTON_SETTLED
-            if settled or it > max_iter // 2:
+            # ... or until the cells next to 0 stop moving (a step that takes less than a
+            # tenth off the smallest: no recession left to follow)
+            still = it > 3 and low >= 0.9 * last_low
+            if low > tl.NEWTON_SETTLED or still or it > max_iter // 2:
                 return lam, x, logW, it - 1, True, proved
+        last_low = low
         comps = (row_comp, cls_comp, n_comp)
         if _below_zero(phi, rlog, rsum, lam, b, logW, K, comps, n_signed) and it > 3:
             break  # the caller drops the rows with negative multipliers
