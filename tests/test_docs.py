@@ -73,6 +73,17 @@ def test_readme_republishing_example_runs():
     assert 10 in namespace["channels"].index.get_level_values("person")
 
 
+def test_readme_m_invariance_example_runs():
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    namespace: dict = {}
+    block = next(b for b in blocks if "m_invariant" in b)
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    assert namespace["r2"].counterfeit_counts().tolist() == [0, 1]
+    post = namespace["MaxEntModel"]([namespace["r1"], namespace["r2"]]).solve()
+    assert post.person_posterior().loc[3].tolist() == pytest.approx([0.5, 0.5], abs=1e-9)
+
+
 def test_readme_starts_with_the_two_commands():
     lines = (ROOT / "README.md").read_text().splitlines()
     block = lines[lines.index("```bash") + 1 : lines.index("```bash") + 3]
