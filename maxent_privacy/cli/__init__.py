@@ -26,6 +26,13 @@ It reads every release kind as ``analyze`` does (``--population``, ``--populatio
 QI cells (ARX writes no group column), and a note on standard error says so
 (:mod:`maxent_privacy.cli.releases`).
 
+``maxent-privacy plan [HISTORY.csv ...] --next NEW.csv --qi A B --sa S --person P
+[--tau 0.5] [--m 3] [--knowledge FILE] [--adversary maxent|learned|worst] --out next.csv
+[--report plan.html]`` plans the next release of a table already published
+(:func:`maxent_privacy.anonymize.plan_release`, :mod:`maxent_privacy.cli.plan`): the
+release and an HTML page of the checks, the people repaired and the utility, written as
+one unit.
+
 Cells are read as written: the empty cell is the only missing marker (``NA``, Namibia's
 code, ``None`` and ``null`` are values); ``--na VALUE ...`` names more. A typo in an option
 or a choice gets "did you mean ...?" (:mod:`maxent_privacy.cli.suggest`).
@@ -61,6 +68,8 @@ codes:
      (try another ``--solver``)
 4    output not written: ``--out``, ``--risk-out`` (no such folder, not writable, disk
      full) or standard output; nothing partial is left and an existing file is unchanged
+5    ``plan`` only: no release passed the checks; the best found is written all the same
+     and the page says why
 130  interrupted (Ctrl-C)
 141  standard output closed early (``maxent-privacy ... | head``): no message, as for
      any command killed by SIGPIPE (128 + 13)
@@ -75,6 +84,7 @@ Modules:
 - ``suggest``: the argument parser that suggests the option or choice meant ("did you
   mean ...?")
 - ``outputs``: output paths checked against the inputs; the report's files written as one unit
+- ``plan``: ``maxent-privacy plan``: the next release planned against the published ones
 - ``terminal``: data shown in the terminal: control characters escaped, long values cut
 - ``report_options``: ``report``'s ``--bounds``, ``--nonsensitive`` and ``--progress``
 - ``progress``: the progress bar of long commands (standard error)

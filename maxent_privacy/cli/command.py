@@ -21,6 +21,7 @@ from ..errors import InaccurateSolution, MaxEntError, OutputError, SolverFailed
 from ..files import atomic_write, check_target, write_text
 from .inputs import InputError, UsageError, one_line, read_release_csv
 from .outputs import check_outputs, write_report_files
+from .plan import add_plan_parser, plan
 from .progress import REPORT_STEPS, Progress
 from .releases import build_model, report_model
 from .report_options import add_report_options
@@ -513,6 +514,7 @@ def _parser() -> argparse.ArgumentParser:
         help="'group': P(sensitive | QI, group) instead of P(sensitive | QI)",
     )
     _add_report_parser(sub)
+    add_plan_parser(sub, EXIT_CODES, _HelpFormatter)
     return parser
 
 
@@ -649,6 +651,9 @@ def main(argv=None) -> int:
         elif args.command == "report":
             args.argv = list(sys.argv[1:] if argv is None else argv)
             code = report(args, out, err)
+        elif args.command == "plan":
+            args.argv = list(sys.argv[1:] if argv is None else argv)
+            code = _guard(lambda: plan(args, out), err)
         else:
             code = analyze(args, out, err)
         if sys.stdout is not None:

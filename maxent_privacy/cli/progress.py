@@ -37,8 +37,9 @@ class Progress:
     ``show`` None: only when ``err`` is a terminal. Unknown step names are shown too
     (they do not advance the count)."""
 
-    def __init__(self, steps, err=None, show: bool | None = None):
+    def __init__(self, steps, err=None, show: bool | None = None, desc: str = "report"):
         self.steps = list(steps)
+        self.desc = desc
         self.err = sys.stderr if err is None else err
         if show is None:
             isatty = getattr(self.err, "isatty", None)
@@ -56,7 +57,7 @@ class Progress:
             self.bar = tqdm(
                 total=len(self.steps),
                 file=self.err,
-                desc="report",
+                desc=self.desc,
                 unit="step",
                 bar_format="{desc}: {n_fmt}/{total_fmt} steps |{bar}| {elapsed} {postfix}",
                 leave=True,

@@ -1,0 +1,618 @@
+"""The release planner: the next release, checked against everything published before it.
+
+:func:`plan_release` makes a candidate next release (m-invariant, history-guided or
+Anatomy), pools it with the earlier releases in one maximum-entropy model (with the stated
+knowledge), checks every person (:mod:`.plan_checks`) and repairs only the groups of the
+people who fail, re-checking the components a repair touched, until every check passes
+or no repair is left. It returns the release and a :class:`PlanReport`.
+
+>>> import pandas as pd
+>>> from maxent_privacy.anonymize import plan_release
+>>> t1 = pd.DataFrame({"id": range(1, 7), "age": [21, 23, 30, 50, 52, 60],
+...                    "disease": ["flu", "hiv", "cold", "flu", "hiv", "cold"]})
+>>> first, report = plan_release([], t1, ["age"], "disease", tau=0.5, person="id")
+>>> report.passed, first.n_groups
+(True, 2)
+>>> t2 = t1[t1["id"] != 4]                                      # person 4 leaves
+>>> second, report = plan_release([first], t2, ["age"], "disease", tau=0.5, person="id")
+>>> report.passed, report.repaired          # 4 was certain of flu, 5 and 6 at 1/2 ...
+(True, [4, 5, 6])
+>>> report.repairs["action"].iloc[0]        # ... until a counterfeit flu joined them
+"counterfeit 'flu' added to group 2"
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import KnowledgeError, MaxEntError, ReleaseError
+from ..releases.bucketized import Bucketized, check_input_table
+from ..releases.checks import check_label, shorten
+from .anatomy import anatomize
+from .history import history_guided
+from .m_invariant import m_invariant
+from .plan_checks import ADVERSARIES, TOL, Checker, Records, failures
+from .plan_repairs import Repairs, mates, plain, renumber, spans
+from .plan_report import PlanReport
+from .utility import release_utility
+
+__all__ = ["PlanReport", "plan_release"]
+
+
+# ------------------------------------------------------------------ arguments
+def _check_tau(tau) -> float:
+    ok = isinstance(tau, (int, float, np.integer, np.floating)) and not isinstance(tau, bool)
+    if not ok or not math.isfinite(float(tau)) or not 0 < float(tau) <= 1:
+        raise ReleaseError(f"tau must be a number in (0, 1], got {tau!r:.40}")
+    return float(tau)
+
+
+def _check_m(m) -> int | None:
+    if m is None:
+        return None
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
+        raise ReleaseError(f"m must be None or an integer of at least 2, got {m!r:.40}")
+    return int(m)
+
+
+def _check_int(value, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ReleaseError(f"{name} must be an integer of at least {low}, got {value!r:.40}")
+    return int(value)
+
+
+def _history(history, qi: list, sa: str) -> list[Bucketized]:
+    if history is None:
+        return []
+    if isinstance(history, Bucketized):
+        return [history]
+    if isinstance(history, (str, dict, pd.DataFrame)) or not hasattr(history, "__iter__"):
+        raise ReleaseError(
+            "history must be a list of earlier Bucketized releases (or None), got "
+            f"{type(history).__name__}"
+        )
+    out = list(history)
+    for r, rel in enumerate(out, start=1):
+        if not isinstance(rel, Bucketized):
+            raise ReleaseError(
+                f"release {r} of the history is a {type(rel).__name__}, not a Bucketized release"
+            )
+        if rel.person is None:
+            raise ReleaseError(
+                f"release {r} of the history has no person ids (person=...); the planner "
+                "pools the releases through them"
+            )
+        if list(rel.qi) != qi:
+            raise ReleaseError(
+                f"release {r} of the history has quasi-identifiers {list(rel.qi)}, the table "
+                f"{qi}; give the same columns in the same order"
+            )
+        if rel.sa != sa:
+            raise ReleaseError(
+                f"release {r} of the history has sensitive column {rel.sa!r}, the table {sa!r}"
+            )
+    return out
+
+
+def _same_values(history: list[Bucketized], frame: pd.DataFrame, sa: str, person: str) -> None:
+    """One sensitive value per person across the releases and the table (the pooled
+    model's premise), or an error naming the person and where the values differ."""
+    parts = [
+        pd.DataFrame({"p": r.people[r.person].to_numpy(), "v": r.people[sa].to_numpy(), "r": k})
+        for k, r in enumerate(history, start=1)
+    ]
+    parts.append(pd.DataFrame({"p": frame[person].to_numpy(), "v": frame[sa].to_numpy(), "r": 0}))
+    rows = pd.concat(parts, ignore_index=True)
+    first = rows.groupby("p", sort=False)["v"].transform("first")
+    clash = rows[rows["v"] != first]
+    if len(clash):
+        p, v, r = clash.iloc[0]
+        was = rows[rows["p"] == p].iloc[0]
+
+        def where(k) -> str:
+            return "the table" if k == 0 else f"release {k} of the history"
+
+        raise ReleaseError(
+            f"person {shorten(plain(p))} has sensitive value {shorten(plain(was['v']))} in "
+            f"{where(was['r'])} and {shorten(plain(v))} in {where(r)}; pooled releases follow "
+            "one value per person (give a changed person a new id)"
+        )
+
+
+def _knowledge(knowledge) -> Callable | None:
+    """``knowledge`` as a function adding it to a model (None: no knowledge)."""
+    if knowledge is None:
+        return None
+    if callable(knowledge):
+        return knowledge
+    from ..knowledge.parser import apply_knowledge, parse_knowledge
+    from ..knowledge.syntax import Statement
+
+    items = [knowledge] if isinstance(knowledge, str) else knowledge
+    if not hasattr(items, "__iter__") or isinstance(items, (dict, pd.DataFrame)):
+        raise KnowledgeError(
+            "knowledge must be None, knowledge text, a list of statements (text lines or "
+            f"parsed Statements) or a function of the model, got {type(knowledge).__name__}"
+        )
+    statements = []
+    for k, item in enumerate(items, start=1):
+        if isinstance(item, Statement):
+            statements.append(item)
+        elif isinstance(item, str):
+            statements += parse_knowledge(item, source=f"knowledge[{k}]")
+        else:
+            raise KnowledgeError(
+                f"knowledge item {k} is a {type(item).__name__}; give statements in the "
+                "knowledge-file syntax (text) or parsed Statements"
+            )
+    if not statements:
+        return None
+    return lambda model: apply_knowledge(model, statements)
+
+
+def _say(progress) -> Callable[[str], None]:
+    if progress is None or progress is False:
+        return lambda text: None
+    if progress is True:
+        import sys
+
+        return lambda text: print(f"plan: {text}", file=sys.stderr, flush=True)
+    if callable(progress):
+        return progress
+    raise ReleaseError(f"progress must be None, True/False or a function, got {progress!r:.40}")
+
+
+# ------------------------------------------------------------------ the candidate
+def _smallest_l(tau: float) -> int:
+    """The fewest distinct values per group that keep 1/l below tau (at least 2)."""
+    return max(2, int(math.floor(1.0 / max(tau - TOL, 1e-12))) + 1)
+
+
+def _working(release: Bucketized, qi, sa, group, person, counterfeits) -> pd.DataFrame:
+    """A release as the planner's working table: the role columns under the planner's
+    names, integer groups, a counterfeit column."""
+    frame = release.frame
+    out = pd.DataFrame({c: frame[c].to_numpy() for c in qi})
+    out[sa] = frame[release.sa].to_numpy()
+    out[group] = pd.factorize(frame[release.group], sort=True)[0] + 1
+    out[person] = frame[release.person].to_numpy()
+    out[counterfeits] = release.is_counterfeit
+    return out
+
+
+def _candidate(history, frame, qi, sa, m, l, n_values, person, seed, group, counterfeits, notes):  # noqa: E741
+    """(working table, words) of the starting release."""
+    roles = (qi, sa, group, person, counterfeits)
+    if n_values < 2:
+        work = frame[[*qi, sa, person]].copy().reset_index(drop=True)
+        work.insert(len(qi) + 1, group, 1)
+        work[counterfeits] = False
+        return work[[*qi, sa, group, person, counterfeits]], "one group of everyone"
+    if m is not None:
+        tried, error = [], None
+        for k in dict.fromkeys([min(max(m, l), n_values), m]):
+            try:
+                rel = m_invariant(
+                    history,
+                    frame,
+                    qi,
+                    sa,
+                    k,
+                    person=person,
+                    seed=seed,
+                    group=group,
+                    counterfeits=counterfeits,
+                )
+                return _working(rel, *roles), f"m-invariant release (Xiao and Tao), m = {k}"
+            except ReleaseError as exc:
+                tried.append(f"m = {k}: {exc}")
+                error = exc
+        if not history:
+            raise error
+        notes.append("m_invariant refused the history (" + "; ".join(tried) + ")")
+    l = min(l, n_values)  # noqa: E741
+    if history:
+        prev = history[-1]
+        renamed = frame[[*qi, sa, person]].rename(columns={person: prev.person})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rel = history_guided(prev, renamed, l, seed=seed)
+        notes += [" ".join(str(w.message).split()) for w in caught]
+        return _working(rel, *roles), f"history-guided release (Wang et al.), l = {l}"
+    try:
+        rel = anatomize(frame, qi, sa, l, seed=seed, group=group, person=person)
+        return _working(rel, *roles), f"Anatomy (Xiao and Tao), l = {l}"
+    except ReleaseError as exc:
+        notes.append(f"Anatomy refused the table ({exc}); counterfeits pad it instead")
+        rel = m_invariant(
+            None,
+            frame,
+            qi,
+            sa,
+            l,
+            person=person,
+            seed=seed,
+            group=group,
+            counterfeits=counterfeits,
+        )
+        return _working(rel, *roles), f"m-unique release with counterfeits, m = {l}"
+
+
+# ------------------------------------------------------------------ the state
+class _Planner:
+    """The plan's state: the working table, the checks of the pooled releases (whole, or
+    the components a repair touched), the history checked alone, the repair targets."""
+
+    def __init__(self, history, frame, roles, tau, m, adversary, checker, say, notes):
+        self.history, self.frame = history, frame
+        self.qi, self.sa, self.group, self.person, self.counterfeits = roles
+        self.tau, self.m, self.adversary = tau, m, adversary
+        self.checker, self.say, self.notes = checker, say, notes
+        self.hist_table: pd.DataFrame | None = None
+        self.hist_checked: set = set()
+        self.floor: str | None = None  # why no posterior can go below tau, if known
+        self._mates: dict | None = None
+        self.work: pd.DataFrame | None = None
+
+    def release(self, work: pd.DataFrame) -> Bucketized:
+        return Bucketized(work, self.qi, self.sa, self.group, self.person, self.counterfeits)
+
+    def check(self, work, scope_groups=None, rnd: int = 0, old: pd.DataFrame | None = None):
+        releases = [*self.history, self.release(work)]
+        rec = Records.of(releases)
+        scope = None
+        if scope_groups is not None and self.checker.incremental:
+            _, gcomp = rec.components()
+            last = len(releases) - 1
+            touched = (rec.group_rel == last) & np.isin(rec.group_label, list(scope_groups))
+            scope = np.isin(gcomp, np.unique(gcomp[touched]))
+        out = self.checker.check(releases, rec, scope)
+        certs = [{"round": rnd, **c} for c in out.certificates]
+        table = out.table
+        if scope is not None and old is not None:
+            table = pd.concat([old.drop(index=table.index, errors="ignore"), table])
+            table = table.reindex(old.index)
+        return table, certs, rec, len(out.table)
+
+    def exposed_by_history(self, people: list) -> set:
+        """The (person, check) pairs that fail on the history alone (no next release
+        can lift them: possible worlds only shrink as releases are added)."""
+        if not self.history:
+            return set()
+        todo = [p for p in people if p not in self.hist_checked]
+        if todo:
+            rec = Records.of(self.history)
+            known = rec.persons.get_indexer(todo)
+            todo = [p for p, k in zip(todo, known, strict=True) if k >= 0]
+        if todo:
+            self.say(f"the history alone, for {len(todo):,} failing people")
+            scope = None
+            if self.checker.incremental:
+                pcomp, gcomp = rec.components()
+                comps = np.unique(pcomp[rec.persons.get_indexer(todo)])
+                scope = np.isin(gcomp, comps)
+            try:
+                out = self.checker.check(self.history, rec, scope)
+            except MaxEntError as exc:  # knowledge about people of the new table only, ...
+                self.notes.append(f"the history alone could not be checked: {exc}")
+                self.hist_checked.update(todo)
+                return self._hist_pairs()
+            new = out.table
+            self.hist_table = (
+                new
+                if self.hist_table is None
+                else pd.concat([self.hist_table.drop(index=new.index, errors="ignore"), new])
+            )
+            self.hist_checked.update(todo)
+            self.hist_checked.update(new.index.tolist())
+        return self._hist_pairs()
+
+    def _hist_pairs(self) -> set:
+        if self.hist_table is None:
+            return set()
+        f = failures(self.hist_table, self.tau, self.m)
+        return set(zip(f["person"], f["check"], strict=True))
+
+    def targets(self, fails: pd.DataFrame, blocked: set):
+        """Per failing (person, check): the groups of the working table to repair, or
+        the reason none can be."""
+        work = self.work
+        real = ~work[self.counterfeits].to_numpy(dtype=bool)
+        where = dict(
+            zip(
+                work.loc[real, self.person].tolist(),
+                work.loc[real, self.group].tolist(),
+                strict=True,
+            )
+        )
+        exposed = self.exposed_by_history(fails["person"].unique().tolist())
+        if self._mates is None:
+            self._mates = mates(self.history)
+        old_mates = self._mates
+        out, why = {}, {}
+        for p, check in zip(fails["person"], fails["check"], strict=True):
+            key = (p, check)
+            if check == "posterior" and self.floor is not None:
+                why[key] = self.floor
+                continue
+            if key in exposed:
+                why[key] = "exposed by the history alone (no next release can lift it)"
+                continue
+            if check == "posterior" and self.adversary == "worst":
+                why[key] = (
+                    "a worst-case upper bound never goes down by merging or counterfeits (they "
+                    "only add tables)"
+                )
+                continue
+            if p in where:
+                groups = {where[p]}
+            else:
+                groups = {where[q] for q in old_mates.get(p, ()) if q in where}
+            groups -= blocked
+            if not groups:
+                why[key] = (
+                    "no group left to merge with"
+                    if p in where
+                    else "not in the new table, and no one of their groups is"
+                )
+                continue
+            out[key] = groups
+        return out, why
+
+
+# ------------------------------------------------------------------ the planner
+def plan_release(
+    history: Sequence[Bucketized] | Bucketized | None,
+    frame: pd.DataFrame,
+    qi: Sequence[str],
+    sa: str,
+    tau: float = 0.5,
+    m: int | None = None,
+    knowledge=None,
+    adversary: str = "maxent",
+    person: str | None = None,
+    seed=0,
+    group: str = "group",
+    counterfeits: str = "counterfeit",
+    progress=None,
+    *,
+    max_rounds: int = 10,
+    time_limit: float = 60.0,
+    queries: int = 1000,
+) -> tuple[Bucketized, PlanReport]:
+    """Choose the next release so that, pooled with ``history``, nobody is exposed.
+
+    The checks, on the pooled model of ``history`` and the candidate, with ``knowledge``:
+
+    (a) no person's probability of a value under ``adversary`` reaches ``tau`` (within
+        1e-6): ``"maxent"`` the maximum-entropy ``result.person_posterior()``,
+        ``"learned"`` the deFinetti adversary (:func:`~maxent_privacy.definetti`, its
+        default learner), ``"worst"`` the certified LP upper bound of
+        ``model.bounds(by="person")``;
+    (b) no person holds a value in every possible world (integral assignments the
+        releases and facts allow);
+    (c) with ``m``, every person keeps at least ``m`` possible values.
+
+    Every person of the pooled releases is checked, those who left too. How the
+    candidate is made: with ``m``, :func:`~.m_invariant.m_invariant` with
+    ``max(m, l)`` (else ``m`` when the history is not that unique), where ``l`` is the
+    fewest distinct values per group with 1/l below ``tau`` (``floor(1/tau) + 1``, at
+    most the number of values: ``ceil(1/tau)`` groups would reach ``tau`` when 1/tau is
+    whole); without ``m``, the history-guided release (:func:`~.history.history_guided`
+    from the last earlier release) or, for a first release, Anatomy with ``l`` (padded
+    with counterfeits by the m-unique rule where Anatomy cannot be l-diverse).
+
+    Repairs, once per round for every person who fails (never one person at a time):
+
+    * people who fail on ``history`` alone are not repaired (possible worlds only shrink
+      as releases are added; the report names them), nor worst-case failures (a merge or
+      a counterfeit only adds tables: an upper bound never goes down);
+    * a failing person's group (for someone who left, the groups of their old group-mates)
+      first gets *counterfeits* of the values of their earlier signature it lacks (the
+      values every earlier group of theirs published; once per group), else is *merged*
+      with a neighbour group: the one adding most of the values wanted, then one whose
+      members keep their signature (a compatible signature), then the nearest in the
+      quasi-identifiers.
+
+    Both repairs only add possible worlds (no one's possible values shrink). After each
+    round the components the repairs touched are checked again, the others keep their
+    answers (with knowledge or the learned adversary the whole model is checked again).
+    The loop ends when everyone passes, after ``max_rounds`` rounds or when no repair is
+    left; the release returned is the one with the fewest failing people, then failed
+    checks (the earliest of them). Nothing is raised when no release passes:
+    ``report.passed`` is False and ``report.reasons`` says why (for example ``tau`` at
+    most 1/d with d distinct values: every posterior of d values or fewer has a value at
+    1/d or more).
+
+    Utility (:mod:`.utility`): the mean relative error of ``queries`` random count
+    queries over QI and sensitive value answered under the uniform-within-group
+    assumption, the share of counterfeit records and the mean group size, of the
+    candidate and of the returned release.
+
+    Parameters
+    ----------
+    history : earlier releases (Bucketized with person ids), oldest first; None or [].
+    frame : the current table: ``qi``, ``sa`` and ``person`` columns, one row per person.
+    qi, sa : quasi-identifier columns (published exactly) and the sensitive column.
+    tau : the threshold in (0, 1].
+    m : None, or the number of possible values every person keeps (at least 2; more
+        than the distinct sensitive values is a ``ReleaseError``: no release can pass).
+    knowledge : None; statements in the knowledge-file syntax (a text, or a list of
+        texts or parsed Statements, see :mod:`maxent_privacy.knowledge.parser`); or a
+        function of the model that adds facts to it (called on every model built).
+    adversary : "maxent", "learned" or "worst".
+    person : the pseudonym column linking people across releases (required).
+    seed : seed of the candidate's random choices.
+    group, counterfeits : names of the group and counterfeit columns of the release.
+    progress : None/False (silent), True (a line per step on standard error) or a
+        function of one line of text.
+    max_rounds : rounds of repairs at most.
+    time_limit : seconds of each call of ``model.bounds`` (integer programs).
+    queries : count queries of the utility measure.
+
+    Returns
+    -------
+    (Bucketized, PlanReport): the release (columns ``qi + [sa, group, person,
+    counterfeits]``, groups 1, 2, ..., counterfeits after each group's people) and
+    what was checked and changed.
+    """
+    t0 = time.perf_counter()
+    tau = _check_tau(tau)
+    m = _check_m(m)
+    if adversary not in ADVERSARIES:
+        raise ReleaseError(f"adversary must be one of {list(ADVERSARIES)}, got {adversary!r:.40}")
+    if person is None:
+        raise ReleaseError(
+            "plan_release needs person=...: the pseudonym column that links a person across "
+            "releases"
+        )
+    qi = check_input_table(frame, qi, sa, group, person, "plan_release")
+    check_label(counterfeits, "plan_release: counterfeits")
+    if counterfeits in [*qi, sa, group, person]:
+        raise ReleaseError(
+            f"counterfeits column name {counterfeits!r} is already used by another role; "
+            "pass another name with counterfeits=..."
+        )
+    if len(frame) == 0:
+        raise ReleaseError("plan_release needs at least one person, the table has no rows")
+    if frame[person].duplicated().any():
+        dup = frame[person][frame[person].duplicated()].iloc[0]
+        raise ReleaseError(
+            f"person id {shorten(plain(dup))} occurs in more than one row of column {person!r}"
+        )
+    max_rounds = _check_int(max_rounds, "max_rounds", 0)
+    queries = _check_int(queries, "queries", 1)
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0:
+        raise ReleaseError(f"time_limit must be a number of seconds > 0, got {time_limit!r:.40}")
+    history = _history(history, qi, sa)
+    _same_values(history, frame, sa, person)
+    apply = _knowledge(knowledge)
+    say = _say(progress)
+
+    notes: list[str] = []
+    reasons: list[str] = []
+    seen = pd.concat([frame[sa], *(r.frame[r.sa] for r in history)]).unique().tolist()
+    n_values = len(seen)
+    l = _smallest_l(tau)  # noqa: E741
+    if adversary != "worst" and tau <= 1.0 / n_values + TOL:
+        reasons.append(
+            f"tau = {tau:g} is at most 1/{n_values}: with {n_values} distinct sensitive "
+            f"values every person's likeliest value has probability 1/{n_values} or more"
+        )
+    if n_values < 2:
+        reasons.append("every person has the same sensitive value: any release tells it")
+    if m is not None and m > n_values:
+        raise ReleaseError(
+            f"m={m} exceeds the {n_values} distinct sensitive values of column {sa!r}: no "
+            "release gives anyone m possible values"
+        )
+    say("candidate")
+    work, words = _candidate(
+        history, frame, qi, sa, m, l, n_values, person, seed, group, counterfeits, notes
+    )
+    roles = (qi, sa, group, person, counterfeits)
+    checker = Checker(tau, m, adversary, apply, time_limit=time_limit, progress=say)
+    planner = _Planner(history, frame, roles, tau, m, adversary, checker, say, notes)
+    planner.work = work
+    if reasons and adversary != "worst":
+        planner.floor = f"tau is at most 1/{n_values}: below what the data allows"
+    say("utility of the candidate")
+    before = release_utility(planner.release(work), frame, queries=queries, seed=seed)
+    say("round 0: checking the candidate")
+    t_round = time.perf_counter()
+    table, certs, rec, n_checked = planner.check(work, rnd=0)
+    values = rec.values
+    counts = frame[sa].value_counts(sort=False)
+    common = sorted(
+        range(len(values)), key=lambda v: (-int(counts.get(values[v], 0)), str(values[v]))
+    )
+    repairs_of = Repairs(roles, values, common, history, spans(frame, qi))
+    all_checks = list(certs)
+    rounds, repairs = [], []
+    best = None
+    why: dict = {}
+    for rnd in range(max_rounds + 1):
+        fails = failures(table, tau, m)
+        n_fail = fails["person"].nunique()
+        rounds.append(
+            {
+                "round": rnd,
+                "people_failing": int(n_fail),
+                "checks_failing": len(fails),
+                "people_checked": int(n_checked),
+                "seconds": time.perf_counter() - t_round,
+            }
+        )
+        if best is None or (n_fail, len(fails)) < best[0]:
+            best = ((n_fail, len(fails)), rnd, planner.work.copy(), table, list(all_checks))
+        if n_fail == 0 or rnd == max_rounds:
+            break
+        targets, why_now = planner.targets(fails, repairs_of.blocked)
+        why.update(why_now)
+        if not targets:
+            break
+        say(f"round {rnd + 1}: repairing {len(targets):,} failed checks")
+        t_round = time.perf_counter()
+        planner.work, rows, touched = repairs_of.apply(planner.work, rnd + 1, fails, targets)
+        if not touched:
+            break
+        repairs += rows
+        table, certs, _, n_checked = planner.check(planner.work, touched, rnd + 1, old=table)
+        all_checks += certs
+    (n_fail, _), best_round, work, table, best_checks = best
+    fails = failures(table, tau, m)
+    if n_fail and best_round < len(rounds) - 1:
+        notes.append(
+            f"round {best_round} had the fewest failing people ({n_fail}, then failed checks); "
+            "its release is returned"
+        )
+        repairs = [r for r in repairs if r["round"] <= best_round]
+    work, mapping = renumber(work, group, counterfeits)
+    release = planner.release(work)
+    say("utility of the release")
+    after = release_utility(release, frame, queries=queries, seed=seed)
+    repairs_frame = pd.DataFrame(
+        repairs, columns=["round", "person", "check", "value", "number", "action", "group"]
+    )
+    if len(repairs_frame):
+        repairs_frame["group"] = repairs_frame["group"].map(lambda g: mapping.get(g, g))
+    done = max(0, len(rounds) - 1)
+    default = f"still fails after {done} round(s) of repairs"
+    failing = fails.assign(
+        why=[why.get((p, c), default) for p, c in zip(fails["person"], fails["check"], strict=True)]
+    )
+    if len(failing):
+        reasons.append(_failing_words(failing))
+    checks = pd.DataFrame(best_checks)
+    report = PlanReport(
+        passed=len(failing) == 0,
+        adversary=adversary,
+        tau=tau,
+        m=m,
+        candidate=words,
+        checks=checks,
+        repairs=repairs_frame,
+        failing=failing.reset_index(drop=True),
+        utility_before=before,
+        utility_after=after,
+        rounds=pd.DataFrame(rounds),
+        reasons=list(dict.fromkeys(reasons)),
+        notes=list(dict.fromkeys(notes + checker.notes)),
+        seconds=time.perf_counter() - t0,
+    )
+    return release, report
+
+
+def _failing_words(failing: pd.DataFrame) -> str:
+    people = failing["person"].nunique()
+    parts = []
+    for why, rows in failing.groupby("why", sort=False):
+        checks = ", ".join(sorted(rows["check"].unique()))
+        parts.append(f"{rows['person'].nunique():,} {why} ({checks})")
+    return f"{people:,} people still fail: " + "; ".join(parts)
