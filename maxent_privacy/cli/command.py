@@ -553,6 +553,12 @@ def _add_release_arguments(p: argparse.ArgumentParser, group_required: bool = Tr
         + ("" if group_required else "; default: rows with identical QI cells (ARX)"),
     )
     p.add_argument("--person", metavar="COL", help="pseudonym column (one id per row)")
+    p.add_argument(
+        "--counterfeits",
+        metavar="COL",
+        help="counterfeit column (True/False or 1/0) of bucketized releases that have "
+        "counterfeit records (m-invariance, maxent-privacy plan)",
+    )
     p.add_argument("--knowledge", metavar="FILE", help="knowledge file (see maxent_privacy.parser)")
     p.add_argument("--solver", metavar="NAME", help=SOLVER_HELP)
     p.add_argument(

@@ -267,3 +267,21 @@ def read_release_csv(path, kind: str = "release", na=()) -> pd.DataFrame:
         )
     _repeated(path, frame, None if compressed else _header(head))
     return frame
+
+
+_TRUE = {"true", "1"}
+_FALSE = {"false", "0"}
+
+
+def counterfeit_flags(frame, column: str, path):
+    """A counterfeit column read as text, as booleans: True/False or 1/0 (any case); an
+    error names the file, the line and the cell."""
+    text = frame[column].fillna("").astype(str).str.strip().str.lower()
+    bad = ~text.isin(_TRUE | _FALSE)
+    if bad.any():
+        row = int(bad.to_numpy().argmax())
+        raise InputError(
+            f"{path}: column {column!r} holds {frame[column].iloc[row]!r} on line {row + 2}; "
+            "a counterfeit flag is True/False or 1/0"
+        )
+    return text.isin(_TRUE).to_numpy()

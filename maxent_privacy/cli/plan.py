@@ -37,8 +37,6 @@ PLAN_STEPS = ("read", "plan", "the files")
 
 _INTEGER = re.compile(r"-?(?:0|[1-9]\d{0,17})")
 _DECIMAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?")
-_TRUE = {"true", "1"}
-_FALSE = {"false", "0"}
 
 PLAN_EPILOG = (
     "  5    plan: no release passed the checks (the best found is written; the page says why)"
@@ -175,21 +173,6 @@ def add_plan_parser(sub, epilog: str, formatter) -> None:
 
 
 # ------------------------------------------------------------------ reading
-def _flags(frame, column: str, path):
-    """A counterfeit column read as text, as booleans (an error names the row)."""
-    from .inputs import InputError
-
-    text = frame[column].fillna("").astype(str).str.strip().str.lower()
-    bad = ~text.isin(_TRUE | _FALSE)
-    if bad.any():
-        row = int(bad.to_numpy().argmax())
-        raise InputError(
-            f"{path}: column {column!r} holds {frame[column].iloc[row]!r} on line {row + 2}; "
-            "a counterfeit flag is True/False or 1/0"
-        )
-    return text.isin(_TRUE).to_numpy()
-
-
 def _numbers(frames: list, columns: list) -> None:
     """Columns whose cells are all whole numbers (or all decimals) in every file that has
     them become numbers there (in place); others stay text."""
@@ -211,7 +194,7 @@ def _read(args):
     """The history releases, the new table and the knowledge statements."""
     from ..errors import ReleaseError
     from ..releases.bucketized import Bucketized
-    from .inputs import MAX_MESSAGE, InputError, one_line, read_release_csv
+    from .inputs import MAX_MESSAGE, InputError, counterfeit_flags, one_line, read_release_csv
     from .releases import load_statements
 
     statements = load_statements(args)
@@ -222,7 +205,7 @@ def _read(args):
     for path, frame in zip(args.history, frames, strict=True):
         fake = None
         if args.counterfeits in frame.columns:
-            frame[args.counterfeits] = _flags(frame, args.counterfeits, path)
+            frame[args.counterfeits] = counterfeit_flags(frame, args.counterfeits, path)
             fake = args.counterfeits
         try:
             history.append(Bucketized(frame, args.qi, args.sa, args.group, args.person, fake))

@@ -20,7 +20,14 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..errors import ReleaseError
-from .inputs import MAX_MESSAGE, InputError, UsageError, one_line, read_release_csv
+from .inputs import (
+    MAX_MESSAGE,
+    InputError,
+    UsageError,
+    counterfeit_flags,
+    one_line,
+    read_release_csv,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,9 +88,16 @@ def read_release(args, frame: pd.DataFrame, path, group: str, population: bool):
             return Generalized(
                 frame, qi=args.qi, sa=args.sa, group=group, person=args.person, formats=formats
             )
-        release = Bucketized(frame, qi=args.qi, sa=args.sa, group=group, person=args.person)
+        fake = getattr(args, "counterfeits", None)
+        if fake is not None:
+            if fake not in frame.columns:
+                raise InputError(f"{path}: no column {fake!r} (--counterfeits)")
+            frame = frame.assign(**{fake: counterfeit_flags(frame, fake, path)})
+        release = Bucketized(
+            frame, qi=args.qi, sa=args.sa, group=group, person=args.person, counterfeits=fake
+        )
         try:
-            found = find_generalized(release.frame, release.qi, formats=formats)
+            found = find_generalized(release.people, release.qi, formats=formats)
         except ReleaseError as exc:
             raise ReleaseError(f"{exc}; --formats none reads every cell as an exact value") from exc
     except ReleaseError as exc:

@@ -175,3 +175,29 @@ def test_both_outputs_are_one_unit(here, monkeypatch, capsys):
     assert main(argv) == EXIT_OUTPUT
     assert "No space left on device" in capsys.readouterr().err
     assert snapshot(here) == before
+
+
+def test_a_planned_release_is_analyzed_with_its_counterfeits(here, capsys):
+    """The release ``plan`` writes is read back by ``analyze``/``report`` with
+    ``--counterfeits``: the counterfeit rows are no one, and a bad flag is one line."""
+    main(["plan", "--next", "t1.csv", *ROLES, "--out", "r1.csv", "--report", "p1.html"])
+    main(["plan", "r1.csv", "--next", "t2.csv", *ROLES, "--out", "r2.csv", "--report", "p2.html"])
+    capsys.readouterr()
+    release = read_release("r2.csv")
+    assert release.n_records - release.n_people >= 1  # the plan added counterfeits
+    roles = ["--qi", "age", "--sa", "disease", "--group", "group", "--person", "id"]
+    argv = ["report", "r2.csv", *roles, "--counterfeits", "counterfeit"]
+    argv += ["--out", "risk.html", "--risk-out", "risk.csv"]
+    assert main(argv) == EXIT_OK
+    risk = pd.read_csv("risk.csv")
+    assert set(risk["id"]) == set(release.people["id"])  # people only, no counterfeit row
+    # without --counterfeits the flag column is not a role: the rows with empty QI cells
+    # are refused with a line naming the column
+    assert main(["analyze", "r2.csv", *roles]) == EXIT_INPUT
+    assert "age" in capsys.readouterr().err
+    bad = pd.read_csv("r2.csv").astype({"counterfeit": str})
+    bad.loc[0, "counterfeit"] = "maybe"
+    bad.to_csv("bad.csv", index=False)
+    assert main(["analyze", "bad.csv", *roles, "--counterfeits", "counterfeit"]) == EXIT_INPUT
+    err = capsys.readouterr().err.strip()
+    assert "'maybe'" in err and "line 2" in err and len(err.splitlines()) == 1
