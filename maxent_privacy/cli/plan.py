@@ -230,6 +230,8 @@ def release_csv(release) -> bytes:
     ,hiv,1,,True
     <BLANKLINE>
     """
+    import io
+
     import numpy as np
     import pandas as pd
 
@@ -240,7 +242,9 @@ def release_csv(release) -> bytes:
             known = values.dropna().to_numpy()
             if len(known) and np.all(np.mod(known, 1) == 0):
                 frame[col] = values.astype("Int64")
-    return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    # text in memory: files.write_together writes it
+    frame.to_csv(text := io.StringIO(), index=False, lineterminator="\n")
+    return text.getvalue().encode("utf-8")
 
 
 _PAGE = """<!DOCTYPE html>
