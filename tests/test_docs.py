@@ -6,6 +6,7 @@ import pathlib
 import pkgutil
 import re
 
+import numpy as np
 import pytest
 
 import maxent_privacy
@@ -91,3 +92,26 @@ def test_readme_starts_with_the_two_commands():
     assert "[test]" in block[1] and "pytest" in block[1]
     ci = (ROOT / ".ci" / "run").read_text()
     assert block[1] in ci
+
+
+def test_readme_distributed_example_runs(tmp_path, monkeypatch):
+    pytest.importorskip("dask.distributed")
+    pytest.importorskip("pyarrow")
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    block = next(b for b in blocks if "solve_distributed" in b)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    result = namespace["result"]
+    assert result.certificate.primal_residual < 1e-6
+    posterior = result.person_posterior().compute()
+    assert len(posterior) == posterior["person"].nunique() > 40_000
+    values = posterior.drop(columns="person").to_numpy()
+    np.testing.assert_allclose(values.sum(axis=1), 1.0, atol=1e-6)
+    assert sorted(p.name for p in (tmp_path / "answer").iterdir()) == [
+        "certificate.json",
+        "components",
+        "posterior",
+        "risk",
+    ]

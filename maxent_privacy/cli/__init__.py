@@ -78,6 +78,7 @@ codes:
 Modules:
 
 - ``command``: the argument parser, :func:`main`, the commands and their exit codes
+- ``argtypes``: the numbers the options take (a probability, seconds, a whole number)
 - ``inputs``: reading a release or population CSV file, with one-line errors
 - ``releases``: from the files to a model: bucketized or generalized releases (with
   ``--population``), the knowledge file, groups derived when ``report`` has no ``--group``

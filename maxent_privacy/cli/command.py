@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..distributed.cli import add_distributed_parser, run_distributed
 from ..errors import InaccurateSolution, MaxEntError, OutputError, SolverFailed
 from ..files import atomic_write, check_target, write_text
+from .argtypes import probability, whole
 from .inputs import InputError, UsageError, one_line, read_release_csv
 from .outputs import check_outputs, write_report_files
 from .plan import add_plan_parser, plan
@@ -515,6 +517,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_report_parser(sub)
     add_plan_parser(sub, EXIT_CODES, _HelpFormatter)
+    add_distributed_parser(sub, EXIT_CODES, _HelpFormatter)
     return parser
 
 
@@ -571,26 +574,6 @@ def _add_release_arguments(p: argparse.ArgumentParser, group_required: bool = Tr
     )
 
 
-def _threshold(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
-    return value
-
-
 def _add_report_parser(sub) -> None:
     rp = sub.add_parser(
         "report",
@@ -612,7 +595,7 @@ def _add_report_parser(sub) -> None:
     _add_population_arguments(rp)
     rp.add_argument(
         "--threshold",
-        type=_threshold,
+        type=probability,
         default=0.5,
         metavar="P",
         help="a person is at risk when their likeliest sensitive value has a posterior of "
@@ -637,7 +620,7 @@ def _add_report_parser(sub) -> None:
     )
     rp.add_argument(
         "--top",
-        type=_positive,
+        type=whole(1),
         default=20,
         metavar="N",
         help="people listed in the report (default 20)",
@@ -657,6 +640,8 @@ def main(argv=None) -> int:
         elif args.command == "report":
             args.argv = list(sys.argv[1:] if argv is None else argv)
             code = report(args, out, err)
+        elif args.command == "distributed":
+            code = _guard(lambda: run_distributed(args, out), err)
         elif args.command == "plan":
             args.argv = list(sys.argv[1:] if argv is None else argv)
             code = _guard(lambda: plan(args, out), err)

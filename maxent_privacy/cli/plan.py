@@ -28,6 +28,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from .argtypes import probability, seconds, whole
+
 __all__ = ["EXIT_NOT_PASSED", "PLAN_STEPS", "add_plan_parser", "plan", "render_plan"]
 
 #: exit code when no release passes the checks (the best found is written)
@@ -41,39 +43,6 @@ _DECIMAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?")
 PLAN_EPILOG = (
     "  5    plan: no release passed the checks (the best found is written; the page says why)"
 )
-
-
-def _tau(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
-    return value
-
-
-def _whole(low: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {text}")
-        return value
-
-    return parse
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
 
 
 def add_plan_parser(sub, epilog: str, formatter) -> None:
@@ -120,14 +89,14 @@ def add_plan_parser(sub, epilog: str, formatter) -> None:
     )
     p.add_argument(
         "--tau",
-        type=_tau,
+        type=probability,
         default=0.5,
         metavar="P",
         help="no person's probability of a value may reach P (default 0.5)",
     )
     p.add_argument(
         "--m",
-        type=_whole(2),
+        type=whole(2),
         default=None,
         metavar="M",
         help="every person keeps at least M possible values (m-invariant start)",
@@ -142,17 +111,17 @@ def add_plan_parser(sub, epilog: str, formatter) -> None:
     )
     p.add_argument("--out", required=True, metavar="FILE", help="the release to publish (.csv)")
     p.add_argument("--report", metavar="FILE", help="the plan as an HTML page (.html)")
-    p.add_argument("--seed", type=_whole(0), default=0, metavar="N", help="seed (default 0)")
+    p.add_argument("--seed", type=whole(0), default=0, metavar="N", help="seed (default 0)")
     p.add_argument(
         "--max-rounds",
-        type=_whole(0),
+        type=whole(0),
         default=10,
         metavar="N",
         help="rounds of repairs at most (default 10)",
     )
     p.add_argument(
         "--time-limit",
-        type=_seconds,
+        type=seconds,
         default=60.0,
         metavar="S",
         help="seconds of each possible-worlds bound (default 60)",
