@@ -136,6 +136,10 @@ class BucketNewton:
             H[:, Cm:, :Cm] = np.transpose(E[:, :, 1:], (0, 2, 1))
             diag = np.einsum("bii->bi", H)
             diag[diag <= 0] = 1.0  # padding (and empty rows): no move
+            # a bucket whose positive cells fall apart into several blocks (zero prior
+            # weights) has one free shift of the multipliers per extra block, along which
+            # the gradient is 0: a ridge far below the counts makes H invertible there
+            diag += 1e-12 * self.scale[:, None]
             d = -np.linalg.solve(H, g[:, :, None])[:, :, 0]
             da = d[:, :Cm]
             db = np.concatenate([np.zeros((B, 1)), d[:, Cm:]], axis=1)
