@@ -10,7 +10,7 @@ import cvxpy as cp
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from paper_models import two_box_model
 
@@ -126,8 +126,21 @@ def test_uniform_prior_is_the_maximum_entropy_answer(case):
     assert np.abs(model.solve(prior=prior).x - flat.x).max() < 1e-8
 
 
+#: a bucket whose positive cells fall apart into blocks (its batched Newton's Hessian was
+#: singular)
+SPLIT_BUCKET = pd.DataFrame(
+    {
+        "age": ["a1", "a1", "a2", "a2", "a2", "a2", "a2", "a0", "a0", "a0"],
+        "sex": list("FMFMFFFFMM"),
+        "disease": ["s0", "s0", "s0", "s1", "s1", "s1", "s1", "s2", "s3", "s0"],
+        "bucket": 1,
+    }
+)
+
+
 @settings(**{**SETTINGS, "max_examples": 25})
 @given(cases())
+@example((SPLIT_BUCKET, [], 19347001))
 def test_zero_prior_cells_hold_no_record(case):
     frame, facts, seed = case
     model = build(frame, facts)
