@@ -32,7 +32,7 @@ from ..releases.bucketized import Bucketized, check_input_table
 from ..releases.checks import check_label, rng_of
 from ..releases.checks import shorten as _shorten
 
-__all__ = ["m_invariant"]
+__all__ = ["history_releases", "m_invariant"]
 
 
 def m_invariant(
@@ -134,7 +134,7 @@ def m_invariant(
         raise ReleaseError(
             f"person id {_short(dup)} occurs in more than one row of column {person!r}"
         )
-    releases = _history_list(history)
+    releases = history_releases(history, "m-invariance follows each person from release to release")
     sig, seen_values = _signatures(releases, sa, m, ids)
     values = frame[sa].to_numpy(dtype=object)
     domain = sorted(set(values.tolist()) | seen_values, key=str)
@@ -170,11 +170,18 @@ def _check_m(m) -> int:
     return int(m)
 
 
-def _history_list(history) -> list[Bucketized]:
+def history_releases(history, why: str) -> list[Bucketized]:
+    """``history`` (None, one release or a sequence of them) as a list of Bucketized
+    releases with person ids; ``why`` ends the error of a release without them (what the
+    ids are needed for).
+
+    >>> history_releases(None, "")
+    []
+    """
     if history is None:
         return []
     if isinstance(history, Bucketized):
-        return [history]
+        history = [history]
     if isinstance(history, (str, dict, pd.DataFrame)) or not hasattr(history, "__iter__"):
         raise ReleaseError(
             f"history must be a list of earlier Bucketized releases (or None), got "
@@ -187,10 +194,7 @@ def _history_list(history) -> list[Bucketized]:
                 f"release {r} of the history is a {type(rel).__name__}, not a Bucketized release"
             )
         if rel.person is None:
-            raise ReleaseError(
-                f"release {r} of the history has no person ids (person=...); m-invariance "
-                "follows each person from release to release"
-            )
+            raise ReleaseError(f"release {r} of the history has no person ids (person=...); {why}")
     return releases
 
 

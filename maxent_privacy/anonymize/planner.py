@@ -36,7 +36,7 @@ from ..releases.bucketized import Bucketized, check_input_table
 from ..releases.checks import check_label, shorten
 from .anatomy import anatomize
 from .history import history_guided
-from .m_invariant import m_invariant
+from .m_invariant import history_releases, m_invariant
 from .plan_checks import ADVERSARIES, TOL, Checker, Records, failures
 from .plan_repairs import Repairs, mates, plain, renumber, spans
 from .plan_report import PlanReport
@@ -68,26 +68,8 @@ def _check_int(value, name: str, low: int) -> int:
 
 
 def _history(history, qi: list, sa: str) -> list[Bucketized]:
-    if history is None:
-        return []
-    if isinstance(history, Bucketized):
-        return [history]
-    if isinstance(history, (str, dict, pd.DataFrame)) or not hasattr(history, "__iter__"):
-        raise ReleaseError(
-            "history must be a list of earlier Bucketized releases (or None), got "
-            f"{type(history).__name__}"
-        )
-    out = list(history)
+    out = history_releases(history, "the planner pools the releases through them")
     for r, rel in enumerate(out, start=1):
-        if not isinstance(rel, Bucketized):
-            raise ReleaseError(
-                f"release {r} of the history is a {type(rel).__name__}, not a Bucketized release"
-            )
-        if rel.person is None:
-            raise ReleaseError(
-                f"release {r} of the history has no person ids (person=...); the planner "
-                "pools the releases through them"
-            )
         if list(rel.qi) != qi:
             raise ReleaseError(
                 f"release {r} of the history has quasi-identifiers {list(rel.qi)}, the table "
@@ -189,6 +171,13 @@ def _working(release: Bucketized, qi, sa, group, person, counterfeits) -> pd.Dat
 def _candidate(history, frame, qi, sa, m, l, n_values, person, seed, group, counterfeits, notes):  # noqa: E741
     """(working table, words) of the starting release."""
     roles = (qi, sa, group, person, counterfeits)
+
+    def invariant(earlier, k):
+        return m_invariant(
+            earlier, frame, qi, sa, k, person=person, seed=seed, group=group,
+            counterfeits=counterfeits,
+        )  # fmt: skip
+
     if n_values < 2:
         work = frame[[*qi, sa, person]].copy().reset_index(drop=True)
         work.insert(len(qi) + 1, group, 1)
@@ -198,17 +187,7 @@ def _candidate(history, frame, qi, sa, m, l, n_values, person, seed, group, coun
         tried, error = [], None
         for k in dict.fromkeys([min(max(m, l), n_values), m]):
             try:
-                rel = m_invariant(
-                    history,
-                    frame,
-                    qi,
-                    sa,
-                    k,
-                    person=person,
-                    seed=seed,
-                    group=group,
-                    counterfeits=counterfeits,
-                )
+                rel = invariant(history, k)
                 return _working(rel, *roles), f"m-invariant release (Xiao and Tao), m = {k}"
             except ReleaseError as exc:
                 tried.append(f"m = {k}: {exc}")
@@ -230,17 +209,7 @@ def _candidate(history, frame, qi, sa, m, l, n_values, person, seed, group, coun
         return _working(rel, *roles), f"Anatomy (Xiao and Tao), l = {l}"
     except ReleaseError as exc:
         notes.append(f"Anatomy refused the table ({exc}); counterfeits pad it instead")
-        rel = m_invariant(
-            None,
-            frame,
-            qi,
-            sa,
-            l,
-            person=person,
-            seed=seed,
-            group=group,
-            counterfeits=counterfeits,
-        )
+        rel = invariant(None, l)
         return _working(rel, *roles), f"m-unique release with counterfeits, m = {l}"
 
 
