@@ -53,11 +53,20 @@ populations, default 300). Writes ``solvers.md``,
 seeded instances (``--seed-start``), ours against plain cvxpy + Clarabel in this process.
 ``--sequences``: signature-keeping sequences built here (not by this package's
 anonymizers): 2,000-10,000 Adult people, ``occupation`` or ``education`` sensitive, a
-random subset of ``datasets.ADULT_QI``, 3-5 releases with person ids, l = 2-6. Release 1
-puts people into buckets of l distinct values; each later release loses 5-15 % of its
-people, re-forms buckets of the survivors per signature (the set of values of a person's
-first bucket; one person per value, the leftovers leave) and buckets 5-15 % arrivals; 0-2
-true facts P(value | attribute = v) == p. The reference is an independent cvxpy model
+random subset of ``datasets.ADULT_QI``, 3-5 releases with person ids, l = 2-6, one of
+three generators by seed (``SEQ_KINDS[(seed - 1) % 3]``). Release 1 puts people into
+buckets of l distinct values; each later release loses 5-15 % of its people and gets 5-15 %
+arrivals. *exact* (``signature_sequence``): re-forms buckets of the survivors per signature
+(the set of values of a person's first bucket; one person per value, the leftovers leave),
+arrivals in new buckets; *joining* (``joining_sequence``, as m-invariance): most arrivals
+join a signature holding their value and each signature's people are regrouped so that
+every group holds each of its values, duplicates allowed (the kind of the issue's
+2,000-person instance, where an LP found the forced zeros); *history*
+(``history_sequence``, Wang et al.'s history-guided re-publishing): buckets kept, a
+leaver's slot given to an arrival of the same value. 0-2 true facts
+P(value | attribute = v) == p. The columns "presolve zeros: ..." are
+``solver_stats["presolve_zeros"]`` (cells presolve's rules fixed at 0: rows, flows, the
+support LP of ``solve/support.py``). The reference is an independent cvxpy model
 (``model.invariant_matrix(drop_redundant=False)``, the facts' rows, ``maximize sum
 entr(x) + x . log n``; Clarabel, time limit ``--cap``, default 120 s), timed once; ours
 (``MaxEntModel`` + facts + ``solve()``) the best of ``--repeat`` runs. Writes
@@ -552,6 +561,109 @@ def signature_sequence(frame, sa: str, n0: int, n_rel: int, size: int, rng):
     return frames
 
 
+def _sig_groups(people: np.ndarray, s: np.ndarray, sig: dict, rng) -> list[np.ndarray]:
+    """Per signature, ``k`` groups of one person per value of the signature (``k``: the
+    fewest people of one of its values) and the signature's other people spread over them
+    at random: every group holds each value of the signature, some twice or more."""
+    groups: dict[tuple, dict] = {}
+    for p in rng.permutation(people):
+        groups.setdefault(sig[p], {}).setdefault(s[p], []).append(p)
+    buckets = []
+    for signature, by_value in groups.items():
+        k = min(len(by_value.get(v, [])) for v in signature)
+        if not k:
+            continue
+        rows = [[by_value[v][i] for v in signature] for i in range(k)]
+        for p in [p for v in signature for p in by_value[v][k:]]:
+            rows[int(rng.integers(k))].append(p)
+        buckets += [np.array(r) for r in rows]
+    return buckets
+
+
+def joining_sequence(frame, sa: str, n0: int, n_rel: int, size: int, rng):
+    """Signature-keeping releases where arrivals join existing signatures (as m-invariance
+    does): release 1 as in :func:`signature_sequence`; each later release loses 5-15 % of
+    its people, 70 % of the 5-15 % arrivals take a signature holding their value (drawn at
+    random), and every signature's people are regrouped by :func:`_sig_groups` (all of
+    them published: groups hold each value of the signature, duplicates allowed); the other
+    arrivals are bucketed in buckets of ``size`` distinct values (new signatures)."""
+    s = frame[sa].to_numpy()
+    sig: dict = {}
+    nxt = n0
+    published = np.array([], dtype=int)
+    frames = []
+    for r in range(n_rel):
+        buckets = []
+        if r:
+            stay = published[rng.uniform(size=len(published)) >= rng.uniform(0.05, 0.15)]
+            m = int(round(n0 * rng.uniform(0.05, 0.15)))
+            arrivals, nxt = np.arange(nxt, min(nxt + m, len(frame))), min(nxt + m, len(frame))
+            known = sorted({sig[p] for p in stay})
+            joined, new = [], []
+            for p in arrivals:
+                fits = [g for g in known if s[p] in g]
+                if fits and rng.uniform() < 0.7:
+                    sig[p] = fits[int(rng.integers(len(fits)))]
+                    joined.append(p)
+                else:
+                    new.append(p)
+            buckets = _sig_groups(np.concatenate([stay, joined]).astype(int), s, sig, rng)
+            new = np.array(new, dtype=int)
+        else:
+            new = np.arange(n0)
+        for b in _distinct_buckets(s[new], size, rng):
+            members = new[b]
+            sig.update((p, tuple(sorted(s[members]))) for p in members)
+            buckets.append(members)
+        published = np.concatenate(buckets)
+        bucket = np.repeat(np.arange(1, len(buckets) + 1), [len(b) for b in buckets])
+        frames.append(frame.iloc[published].assign(bucket=bucket).reset_index(drop=True))
+    return frames
+
+
+def history_sequence(frame, sa: str, n0: int, n_rel: int, size: int, rng):
+    """History-guided re-publishing (Wang et al. Section 4.1 (2)), written here: release 1
+    as in :func:`signature_sequence`; each later release keeps every bucket, a person
+    leaving (5-15 %) gives their slot to an arrival of the same value when there is one
+    (else the slot stays empty), and the arrivals left over (of 5-15 % arriving) are
+    bucketed in new buckets of ``size`` distinct values."""
+    s = frame[sa].to_numpy()
+    members = {i + 1: list(b) for i, b in enumerate(_distinct_buckets(s[:n0], size, rng))}
+    nxt = n0
+    frames = []
+    for r in range(n_rel):
+        if r:
+            rate = rng.uniform(0.05, 0.15)
+            m = int(round(n0 * rng.uniform(0.05, 0.15)))
+            arrivals, nxt = np.arange(nxt, min(nxt + m, len(frame))), min(nxt + m, len(frame))
+            pool: dict = {}
+            for p in rng.permutation(arrivals):
+                pool.setdefault(s[p], []).append(p)
+            for b in list(members):
+                kept = []
+                for p in members[b]:
+                    if rng.uniform() >= rate:
+                        kept.append(p)
+                    elif pool.get(s[p]):
+                        kept.append(pool[s[p]].pop())
+                if kept:
+                    members[b] = kept
+                else:
+                    del members[b]
+            rest = np.array([p for v in pool.values() for p in v], dtype=int)
+            first = max(members, default=0) + 1
+            for i, b in enumerate(_distinct_buckets(s[rest], size, rng)):
+                members[first + i] = list(rest[b])
+        pos = np.array([p for ps in members.values() for p in ps], dtype=int)
+        bucket = np.repeat(list(members), [len(ps) for ps in members.values()])
+        frames.append(frame.iloc[pos].assign(bucket=bucket).reset_index(drop=True))
+    return frames
+
+
+#: the sequence generator of seed k: SEQ_KINDS[(k - 1) % 3]
+SEQ_KINDS = ["exact", "joining", "history"]
+
+
 def true_cells(model, frames, sa: str) -> np.ndarray:
     """The true cell values of a pooled model: each published person at their value."""
     people = pd.concat(frames).drop_duplicates("pid")
@@ -577,7 +689,8 @@ def true_facts(frames, qi, sa, k: int, rng) -> list[tuple]:
 
 
 def sequence_instance(seed: int):
-    """(releases, facts, description, frames, sa) of the sequence instance ``seed``."""
+    """(releases, facts, description, frames, sa, l, kind) of the sequence instance
+    ``seed``; its generator: ``SEQ_KINDS[(seed - 1) % 3]``."""
     from maxent_privacy import Bucketized, datasets
 
     rng = np.random.default_rng(seed)
@@ -592,15 +705,17 @@ def sequence_instance(seed: int):
     adult = datasets.load_adult()
     frame = adult.sample(min(len(adult), int(n0 * (1 + 0.15 * (n_rel - 1)))), random_state=seed)
     frame = frame.reset_index(drop=True)[qi + [sa]].assign(pid=lambda f: np.arange(len(f)))
-    frames = signature_sequence(frame, sa, n0, n_rel, size, rng)
+    kind = SEQ_KINDS[(seed - 1) % len(SEQ_KINDS)]
+    make = {"exact": signature_sequence, "joining": joining_sequence}.get(kind, history_sequence)
+    frames = make(frame, sa, n0, n_rel, size, rng)
     releases = [Bucketized(f, qi=qi, sa=sa, group="bucket", person="pid") for f in frames]
     facts = true_facts(frames, qi, sa, int(rng.integers(0, 3)), rng)
     sizes = "/".join(f"{len(f):,}" for f in frames)
     text = (
-        f"seed {seed}: {n0:,} sampled, {n_rel} releases of {sizes} people, l = {size}, "
-        f"SA {sa}, QI {', '.join(map(str, qi))}"
+        f"seed {seed} ({kind}): {n0:,} sampled, {n_rel} releases of {sizes} people, "
+        f"l = {size}, SA {sa}, QI {', '.join(map(str, qi))}"
     )
-    return releases, facts, text, frames, sa, size
+    return releases, facts, text, frames, sa, size, kind
 
 
 def _seq_model(releases, facts):
@@ -650,7 +765,7 @@ def _seq_times(releases, facts, cap: float, repeat: int):
 
 def sequence_row(seed: int, cap: float, repeat: int) -> dict:
     """One instance: checks the releases hold the truth, times plain and ours."""
-    releases, facts, text, frames, sa, size = sequence_instance(seed)
+    releases, facts, text, frames, sa, size, kind = sequence_instance(seed)
     model = _seq_model(releases, facts)
     assert "kind" not in model.cells or (model.cells["kind"] == "z").all()
     x_true = true_cells(model, frames, sa)
@@ -665,8 +780,10 @@ def sequence_row(seed: int, cap: float, repeat: int) -> dict:
     cut = t_plain >= cap
     diff = float(np.max(np.abs(ours.x - x_plain) / n)) if x_plain is not None else np.nan
     other = {k: v for k, v in zeros.items() if k not in ("dual certificate", "LP")}
+    rules = st.get("presolve_zeros", {})
     return {
         "seed": seed,
+        "kind": kind,
         "releases": len(releases),
         "l": size,
         "people": model.n_records,
@@ -678,6 +795,9 @@ def sequence_row(seed: int, cap: float, repeat: int) -> dict:
         "fixed_by_presolve": st["fixed_by_presolve"],
         "zeros: certificate": zeros.get("dual certificate", 0),
         "zeros: LP": zeros.get("LP", 0),
+        "presolve zeros: rows": rules.get("rows", np.nan),
+        "presolve zeros: flows": rules.get("flows", np.nan),
+        "presolve zeros: support LP": rules.get("support LP", np.nan),
         "passes": st.get("passes", 1),
         "Newton steps": st["iterations"],
         "largest component": int(ours.components["cells"].max()),
@@ -700,8 +820,10 @@ def _seq_summary(table: pd.DataFrame) -> str:
         f"{table['seed'].max()}): ratio plain/ours min {r.min():.1f}, median "
         f"{r.median():.1f}, max {r.max():.1f}; below 20x: {low or 'none'}; forced zeros by "
         f"LP on {int((table['zeros: LP'] > 0).sum())} instances ({table['zeros: LP'].sum()} "
-        f"cells), by the dual certificate {table['zeros: certificate'].sum()}; largest "
-        f"posterior difference {table['max abs Δpost'].max():.1e}"
+        f"cells), by the dual certificate {table['zeros: certificate'].sum()}; by presolve's "
+        f"support LP on {int((table['presolve zeros: support LP'] > 0).sum())} instances "
+        f"({table['presolve zeros: support LP'].sum():.0f} cells); largest posterior "
+        f"difference {table['max abs Δpost'].max():.1e}"
     )
 
 
@@ -731,7 +853,9 @@ def sequences_mode(args, argv) -> int:
             f"seed {seed:3d}: plain {row['plain s']:6.2f} s, ours {row['ours s']:6.3f} s, "
             f"ratio {row['ratio']:6.1f}, Δpost {row['max abs Δpost']:.1e}, zeros cert "
             f"{row['zeros: certificate']} LP {row['zeros: LP']}, presolve "
-            f"{row['fixed_by_presolve']}, Newton {row['Newton steps']} {row['note']} "
+            f"{row['fixed_by_presolve']} (zeros: rows {row['presolve zeros: rows']}, flows "
+            f"{row['presolve zeros: flows']}, support LP {row['presolve zeros: support LP']}), "
+            f"Newton {row['Newton steps']} {row['note']} "
             f"({row['instance']})",
             flush=True,
         )

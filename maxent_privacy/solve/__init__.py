@@ -7,7 +7,8 @@ component (locally or on Dask), inverts the stages and certifies the answer:
    :class:`RowMap` records which rows belong to which fact.
 2. **presolve** (:mod:`.presolve`, :class:`FixForcedCells`): cells that every feasible
    answer fixes are fixed exactly and moved to the right sides (pooled releases: flow
-   arguments per group and per value across releases, :mod:`.flows`).
+   arguments per group and per value across releases, :mod:`.flows`; the support of the
+   pieces the flows do not decide exactly, :mod:`.support`).
 3. **implied rows** (:mod:`.rank`, :class:`DropImpliedRows`): one row per bucket piece
    dropped (Du et al. Theorem 3), or a QR on small pieces for conic solvers.
 4. **scaling** (:mod:`.scaling`, :class:`ScaleFactRows`): fact rows to largest |coef| 1.
@@ -215,6 +216,7 @@ def _result(model, problem, parts, free, solution, zeros, stats, tol, t_start) -
         "closed_form": n_closed,
         "solved": parts.n_comp - n_closed,
         "fixed_by_presolve": problem.n_cells - len(free),
+        "presolve_zeros": dict(parts.red.rules or {}),  # cells presolve's rules fixed at 0
         # cells proved 0 after presolve: by the dual's recession certificate or an LP
         "forced_zeros": dict(zeros.counts),
         "passes": zeros.passes,

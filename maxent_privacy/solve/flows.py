@@ -367,7 +367,12 @@ def _ranked(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
 def group_network(net: Network, c, row, R, C) -> np.ndarray:
     """One release's transportation problems (class -> value row) added to ``net``, for
     cells of classes ``c`` whose row in the release is ``row`` (-1: not in it); the edge
-    of every cell (-1 for cells not in the release)."""
+    of every cell (-1 for cells not in the release).
+
+    Count propagation (rule 2 of :mod:`.support`): a group publishes flu twice and only two
+    of its members can hold flu (their other groups publish it, the others' do not): the
+    flu row's demand of 2 can only be met through their edges, which the residual graph
+    shows settled full, so they hold flu and no other value."""
     on = row >= 0
     out = np.full(len(row), -1)
     if not on.any():
@@ -391,7 +396,12 @@ def value_network(net: Network, ra, rb, cap, C, in_a) -> np.ndarray:
     """Per value, releases A and B (``ra``, ``rb``: the rows of the cells there, -1: not
     in it; ``in_a``: which Relation rows are A's): row of A -> row of B through the
     classes in both (a free node on the side a class is missing; ``cap``: the cells'
-    class totals), added to ``net``; the edge of every cell (-1 for cells in neither)."""
+    class totals), added to ``net``; the edge of every cell (-1 for cells in neither).
+
+    Rule 3 of :mod:`.support`: group g of A holds flu twice among P0, P1, P2, and P0, P1
+    sit in a group h of B that holds flu once with P4. g's node supplies 2, h's node takes
+    1; P2 (in A only) goes to B's free node: at most one unit passes g -> h, so P2's edge
+    is settled full (P2 holds flu) and P4's edge from A's free node settled empty."""
     out = np.full(len(ra), -1)
     on = (ra >= 0) | (rb >= 0)
     if not on.any():

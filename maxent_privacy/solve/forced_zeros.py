@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from . import tolerances as tl
 from .highs import run_lp
 
-__all__ = ["ForcedZeros", "ZeroLog", "lp_forced_zeros", "lp_status", "max_support"]
+__all__ = ["CLEAN_T", "ForcedZeros", "ZeroLog", "lp_forced_zeros", "lp_status", "max_support"]
 
 
 class ForcedZeros(Exception):
@@ -87,13 +87,21 @@ def lp_forced_zeros(A_eq, b_eq, G, h, suspects) -> np.ndarray:
     return left
 
 
-def max_support(A_eq, b_eq, G, h, cand: np.ndarray, time_limit=None) -> np.ndarray | None:
+def max_support(
+    A_eq, b_eq, G, h, cand: np.ndarray, time_limit=None, solver=None
+) -> np.ndarray | None:
     """The cells of ``cand`` (a mask) that some ``x >= 0`` with ``A_eq x = b_eq``,
     ``G x <= h`` makes positive, by one LP (None when it does not finish): ``max sum t``
     over ``A_eq x = lam b_eq``, ``G x <= lam h``, ``t <= x_cand``, ``0 <= t <= 1``,
     ``lam >= 1``. The tables scaled by ``lam >= 1`` are a cone and a sum of tables is one
     of it, so at the optimum every cell that one table makes positive has ``t = 1`` and
-    every other ``t = 0`` (where :func:`lp_forced_zeros` needs a round per new cell)."""
+    every other ``t = 0`` (where :func:`lp_forced_zeros` needs a round per new cell).
+
+    ``solver``: HiGHS's method (:func:`.highs.run_lp`; None: its choice). A first-order
+    method ("pdlp") stops near the optimum: its answer is taken only when every ``t`` is
+    within :data:`CLEAN_T` of 0 or 1 (then the objective is within 1 of the optimum's,
+    which no cell can move without moving ``t`` by 1), else None.
+    """
     idx = np.flatnonzero(cand)
     k, n = len(idx), A_eq.shape[1]
     G = sp.csr_array((0, n)) if G is None else sp.csr_array(G)
@@ -111,13 +119,22 @@ def max_support(A_eq, b_eq, G, h, cand: np.ndarray, time_limit=None) -> np.ndarr
     lo = np.concatenate([np.zeros(n + k), [1.0]])
     hi = np.concatenate([np.full(n, np.inf), np.ones(k), [np.inf]])
     status, x = run_lp(
-        c, sp.csr_array(eq), np.zeros(A_eq.shape[0]), ub, np.zeros(ub.shape[0]), lo, hi, time_limit
-    )
+        c, sp.csr_array(eq), np.zeros(A_eq.shape[0]), ub, np.zeros(ub.shape[0]), lo, hi,
+        time_limit, solver=solver,
+    )  # fmt: skip
     if status != "optimal":
         return None
+    t = x[n : n + k]
+    if solver == "pdlp" and ((t > CLEAN_T) & (t < 1.0 - CLEAN_T)).any():
+        return None
     support = np.zeros(n, dtype=bool)
-    support[idx] = x[n : n + k] > 0.5
+    support[idx] = t > 0.5
     return support
+
+
+#: a first-order LP answer to :func:`max_support` is taken when every ``t`` is this close
+#: to 0 or 1
+CLEAN_T = 1e-3
 
 
 def lp_status(A_eq, b_eq, G, h) -> str:

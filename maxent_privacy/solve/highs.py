@@ -80,10 +80,13 @@ def pass_lp(h, M, cost, row_lower, row_upper, col_lower, col_upper, integral=Fal
     h.passModel(lp)
 
 
-def run_lp(c, A_eq, b_eq, A_ub=None, b_ub=None, lo=None, hi=None, time_limit=None, tol=None):
+def run_lp(
+    c, A_eq, b_eq, A_ub=None, b_ub=None, lo=None, hi=None, time_limit=None, tol=None, solver=None
+):
     """(status, x) of ``min c'x`` (``x`` None unless "optimal"); bounds ``lo`` (default
     0) and ``hi`` (default +inf) per column; ``time_limit`` in seconds (None: none);
-    ``tol``: HiGHS's primal feasibility tolerance (None: its default, 1e-7)."""
+    ``tol``: HiGHS's primal feasibility tolerance (None: its default, 1e-7); ``solver``:
+    HiGHS's ``solver`` option ("simplex", "ipm", "pdlp"; None: HiGHS's choice)."""
     n = len(c)
     lo = np.zeros(n) if lo is None else np.asarray(lo, dtype=float)
     hi = np.full(n, np.inf) if hi is None else np.asarray(hi, dtype=float)
@@ -108,6 +111,8 @@ def run_lp(c, A_eq, b_eq, A_ub=None, b_ub=None, lo=None, hi=None, time_limit=Non
         h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
     if tol is not None:
         h.setOptionValue("primal_feasibility_tolerance", float(tol))
+    if solver is not None:
+        h.setOptionValue("solver", solver)
     h.run()
     status = h.getModelStatus()
     S = highspy.HighsModelStatus

@@ -6,7 +6,8 @@ with one free cell fixes it. Repeated until nothing changes, then the stronger r
 tight upper bound of a fact row, rules added up per condition Qv, the bucket-flow bound of
 a fact row, and max-flow with strongly connected components per bucket (exact for the
 data rows of one release); for pooled releases, flows per group and per value across
-each pair of releases (:mod:`.flows`). This is what ``P(Breast Cancer | male) = 0`` does
+each pair of releases (:mod:`.flows`), then the exact support of the pieces the flows do
+not decide exactly (:mod:`.support`). This is what ``P(Breast Cancer | male) = 0`` does
 on Figure 1: the women of buckets 1 and 2 are then fixed to Breast Cancer with value
 exactly 1.
 
@@ -33,6 +34,7 @@ from ..numerics import sorted_distinct
 from . import tolerances as tl
 from .flows import PooledFlows, PooledRows
 from .problem import MaxEntProblem
+from .support import PieceSupport
 from .tight import rect_tight as _rect_tight
 from .tight import tight_rows as _tight_rows
 
@@ -49,7 +51,8 @@ class Reduced:
     whether a row still has a free cell), ``Feq, feq, Fin, fin`` (fact rows on the free
     cells, fixed values moved to the right side). Set by the later stages: ``keep``,
     ``D, d, d_block, d_row, in_complex`` (:mod:`.rank`) and ``eq_scale, in_scale``
-    (:mod:`.scaling`).
+    (:mod:`.scaling`). ``rules``: cells each rule of presolve fixed at 0 (see
+    :class:`FixForcedCells`).
     """
 
     problem: MaxEntProblem
@@ -70,6 +73,7 @@ class Reduced:
     in_complex: np.ndarray | None = None
     eq_scale: np.ndarray | None = None
     in_scale: np.ndarray | None = None
+    rules: dict | None = None
 
     @property
     def n_free(self) -> int:
@@ -86,6 +90,10 @@ class FixForcedCells:
     certificate or an LP); with ``enabled=False`` only those are fixed. ``tol`` is the
     certificate's tolerance: fixed values that break a data row or a fact by more are
     reported as contradictory knowledge.
+
+    The reduced problem's ``rules`` counts the cells each rule fixed at 0 (``zeros`` not
+    included): "rows" (a row's remaining count 0, the tight bounds, the bucket flows of one
+    release), "flows" (pooled releases, :mod:`.flows`) and "support LP" (:mod:`.support`).
     """
 
     def __init__(self, zeros=(), enabled: bool = True, tol: float = 1e-6):
@@ -94,12 +102,16 @@ class FixForcedCells:
         self.tol = tol
 
     def apply(self, p: MaxEntProblem) -> tuple[Reduced, None]:
+        counts = {"flows": 0, "support LP": 0}
         if self.enabled:
-            fixed = self._presolve(p)
+            fixed = self._presolve(p, counts)
         else:
             fixed = np.full(p.n_cells, np.nan)
             fixed[self.zeros] = 0.0
-        red = reduce_to_free(p, fixed, self.tol)
+        zero = fixed == 0.0
+        zero[self.zeros] = False
+        rules = {"rows": int(zero.sum()) - counts["flows"] - counts["support LP"], **counts}
+        red = reduce_to_free(p, fixed, self.tol).replace(rules=rules)
         return red, red
 
     def invert(self, solution, red: Reduced):
@@ -108,7 +120,7 @@ class FixForcedCells:
         solution.x = x
         return solution
 
-    def _presolve(self, p: MaxEntProblem) -> np.ndarray:
+    def _presolve(self, p: MaxEntProblem, counts: dict) -> np.ndarray:
         n = p.n_cells
         blocks = p.data_blocks()
         E = _stack_rows([a for a, _ in blocks] + [p.F_eq], n)
@@ -151,6 +163,7 @@ class FixForcedCells:
         return presolve_cells(
             E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if exact else 0,
             flows=None if pooled is None else PooledFlows(pooled), csc=Ec,
+            support=None if pooled is None else PieceSupport(pooled), counts=counts,
         )  # fmt: skip
 
 
@@ -291,6 +304,8 @@ def presolve_cells(
     tight_from: int = 0,
     flows=None,
     csc=None,
+    support=None,
+    counts: dict | None = None,
 ) -> np.ndarray:
     """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free.
 
@@ -301,7 +316,10 @@ def presolve_cells(
     ``>= 1`` puts everyone with q on s). ``flows(fixed)`` (pooled releases, see
     :func:`.flows.pooled_flow_zeros`) fixes more cells in place when the other rules stop;
     it returns None when it cannot run, and the tight rule then also takes the data rows.
-    ``csc``: ``E`` in CSC form if the caller has it already.
+    ``support(fixed)`` (pooled releases, :class:`.support.PieceSupport`) fixes the zeros
+    the flows cannot see (three releases at once), when the flows stop too. ``csc``: ``E``
+    in CSC form if the caller has it already. ``counts``: the zeros fixed by "flows" and by
+    "support LP" are added to it.
     """
     fixed = np.full(n, np.nan)
     E_t, e_t = sp.csr_array(E[tight_from:]), e[tight_from:]  # rows for the tight rule
@@ -326,12 +344,28 @@ def presolve_cells(
                 changed = tight_from > 0 and _tight_rows(cheap.E, e, G, g, fixed, cls, class_n)
         if flows is not None and not changed:
             # pooled releases: per-group and per-value flows (:mod:`.flows`), exact
+            before = _count_zeros(fixed, counts)
             changed = flows(fixed)
+            _add_zeros(fixed, counts, "flows", before)
             if changed is None:  # fractional totals: the tight rule on the data rows
                 changed = tight_from > 0 and _tight_rows(cheap.E, e, G, g, fixed, cls, class_n)
+        if support is not None and not changed:
+            # pooled releases: the pieces the flows do not decide exactly (:mod:`.support`)
+            before = _count_zeros(fixed, counts)
+            changed = support(fixed)
+            _add_zeros(fixed, counts, "support LP", before)
         if not changed:
             break
     return fixed
+
+
+def _count_zeros(fixed: np.ndarray, counts: dict | None) -> int:
+    return 0 if counts is None else int(np.count_nonzero(fixed == 0.0))
+
+
+def _add_zeros(fixed: np.ndarray, counts: dict | None, rule: str, before: int) -> None:
+    if counts is not None:
+        counts[rule] = counts.get(rule, 0) + _count_zeros(fixed, counts) - before
 
 
 #: rows per chunk of the cheap rules' tests (8 MB per temporary array)

@@ -83,11 +83,18 @@ CROSS_VALUE = [
 ]
 
 
-def test_what_presolve_leaves_the_solve_proves():
+def test_what_presolve_leaves_the_solve_proves(monkeypatch):
+    """The flows leave CROSS_VALUE's zeros; the support LP of presolve (solve/support.py)
+    finds them, and without it the solve proves them (the dual certificate)."""
+    from maxent_privacy.solve import support
+
     model = _model([f.assign(b=0) for f in CROSS_VALUE])
-    red, _ = FixForcedCells().apply(model.compile())
     A, b = _feasible_set(model)
     lp = set(lp_forced_zeros(A, b, None, None, np.arange(model.n_cells)).tolist())
+    red, _ = FixForcedCells().apply(model.compile())
+    assert set(np.flatnonzero(red.fixed == 0).tolist()) == lp and red.rules["support LP"] == 4
+    monkeypatch.setattr(support, "LP_MAX_CELLS", 0)  # the support LP stands aside
+    red, _ = FixForcedCells().apply(model.compile())
     assert len(lp) == 4 and not lp & set(np.flatnonzero(red.fixed == 0).tolist())
     result = model.solve()
     assert set(np.flatnonzero(result.x == 0).tolist()) == lp
