@@ -97,10 +97,16 @@ def test_ctrl_c_held_during_the_renames_undoes_them(folder, monkeypatch):
             signal.raise_signal(signal.SIGINT)  # the handler only notes it
 
     monkeypatch.setattr(os, "replace", replace)
-    with pytest.raises(KeyboardInterrupt):
-        write_together(new_files(folder))
+    # Python's own handler, as in a fresh process (an earlier test's Dask cluster may have
+    # left its own installed)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            write_together(new_files(folder))
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
     unchanged(folder)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_disk_full_while_writing_the_second_file(folder, monkeypatch):
