@@ -67,12 +67,17 @@ class Pieces:
     # the extremes that the possible worlds seen reach (exact=True; -inf/inf: none seen)
     world_lo: np.ndarray = field(default=None)
     world_hi: np.ndarray = field(default=None)
+    # how far a table seen must go to settle a bound (counts; see lp.Open): inf / 0 ask
+    # for the bound itself, an individual's needs 1 above and n - 1 below
+    enough_hi: np.ndarray = field(default=None)
+    enough_lo: np.ndarray = field(default=None)
 
     def __post_init__(self):
         n = len(self.target)
         for name in ("lo", "hi", "lp_lo", "lp_hi"):
             setattr(self, name, np.full(n, np.nan))
         self.world_lo, self.world_hi = np.full(n, np.inf), np.full(n, -np.inf)
+        self.enough_hi, self.enough_lo = np.full(n, np.inf), np.zeros(n)
         for name in ("lo_gap", "hi_gap", "lo_viol", "hi_viol"):
             setattr(self, name, np.zeros(n))
         self.method = np.zeros(n, dtype=np.int8)

@@ -122,7 +122,7 @@ def _lp_component(pieces: Pieces, idx, cols, rows, exact, budget, stats, rng):
     stats.zero_cells += int(Z.sum())
 
     # 2. bounds proved without an LP of their own
-    op = Open(len(idx))
+    op = Open(len(idx), pieces.enough_hi[idx], pieces.enough_lo[idx])
     in_z = zero_upper_bounds(op, Pl, Z, w, zero_bound, zero_viol)
     pinned_lower_bounds(op, Pl, E, e, ekind, Z, w, zero_bound, zero_viol)
     todo_hi = np.flatnonzero(~in_z)
@@ -131,7 +131,7 @@ def _lp_component(pieces: Pieces, idx, cols, rows, exact, budget, stats, rng):
     op.settle(seen, stats)
 
     # 3. aggregated objectives; 4. one LP per bound left
-    aggregated_lps(op, Pl, solve, seen, stats, rng)
+    aggregated_lps(op, Pl, lp, solve, seen, stats, rng)
     lp_per_bound(op, Pl, lp, solve, seen, stats)
 
     cut = op.close_open(seen)
@@ -294,17 +294,15 @@ def bounds(
     person...
     0         0.0    0.0     False    False       0.5
     3         0.0    1.0      True    False       1.0
-
-    Soft facts are left out (a penalty is not a wall).
     """
     check_bounds_arguments(model, by, values, exact, time_limit, solver, seed)
     budget = Budget(time_limit)
     t0 = time.perf_counter()
     tg = targets(model, by, values)
     A, b, kind = data_rows(model)
-    hard = _hard_facts(model)
+    hard = _hard_facts(model)  # soft facts are left out (a penalty is not a wall)
     lab = components(model.n_cells, A, hard)
-    pieces = cut_pieces(tg.T, lab)
+    pieces = _cut(tg, lab)
     has_lin, has_cvx = _fact_components(lab, hard)
     stats = Stats()
     rng = np.random.default_rng(seed)
@@ -316,6 +314,17 @@ def bounds(
     if len(lp_pieces):
         _lp_pieces(pieces, lp_pieces, lab, (A, b, kind), hard, exact, budget, stats, rng)
     return assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
+
+
+def _cut(tg, lab) -> Pieces:
+    """The targets' pieces; an individual's bounds need less of their class's than the
+    class's own (:class:`~maxent_privacy.bounds.lp.Open`): a table with a count of 1 above,
+    one with n - 1 below."""
+    pieces = cut_pieces(tg.T, lab)
+    if tg.person:
+        pieces.enough_hi[:] = 1.0
+        pieces.enough_lo[:] = tg.den[pieces.target] - 1.0
+    return pieces
 
 
 def _hard_facts(model) -> list:

@@ -29,6 +29,8 @@ POSITIVE = 1e-7
 ATTAIN = 1e-7
 #: rounds of :func:`zero_cells` before one LP finds every cell some table makes positive
 ZERO_ROUNDS = 2
+#: aggregated LPs of a side stop once a round settles less than this share of the first's
+AGGREGATE_YIELD = 0.1
 #: integrality / feasibility tolerance for the possible worlds found by the MILPs (records)
 INTEGRAL = 1e-6
 
@@ -66,6 +68,7 @@ class LP:
         self.cost = np.zeros(self.n)
         self.warm = False
         self.budget = None  # a Budget: each run stops at its end ("time")
+        self.pivots = 0  # simplex iterations of every run so far
 
     def set_cost(self, c) -> None:
         diff = np.flatnonzero(c != self.cost)
@@ -118,6 +121,7 @@ class LP:
 
     def _run(self):
         self.h.run()
+        self.pivots += int(self.h.getInfo().simplex_iteration_count)
         return self.h.getModelStatus()
 
     def _optimal(self, c):
@@ -328,22 +332,35 @@ def lp_solver(lp: LP, seen: Seen, stats):
 
 class Open:
     """The bounds of one component's pieces while they are settled (NaN: still open),
-    with their gaps, dual violations and the cover bounds ``U`` (violation ``U_v``)."""
+    with their gaps, dual violations and the cover bounds ``U`` (violation ``U_v``).
 
-    def __init__(self, n_p: int):
+    ``enough_hi`` and ``enough_lo`` (counts, per piece) say how far a table seen must go
+    to settle a bound: a table with a count of at least ``min(U, enough_hi)`` settles the
+    upper bound at the cover ``U``, one with at most ``enough_lo`` the lower bound at 0
+    (their gaps are what is left to the table). The defaults (``inf``, 0) ask for the
+    bound itself; an individual (``by="person"``) needs less, since a class of n people
+    gives each of them ``min(1, U)`` and ``max(0, L - (n - 1))``: a table with a count of 1
+    settles their upper bound 1, one with n - 1 their lower bound 0
+    (:mod:`~maxent_privacy.bounds.frame`)."""
+
+    def __init__(self, n_p: int, enough_hi=None, enough_lo=None):
         self.hi_val, self.lo_val = np.full(n_p, np.nan), np.full(n_p, np.nan)
         self.hi_gap, self.lo_gap = np.zeros(n_p), np.zeros(n_p)
         self.hi_v, self.lo_v = np.zeros(n_p), np.zeros(n_p)
         self.U = np.full(n_p, np.inf)
         self.U_v = np.zeros(n_p)
+        self.enough_hi = np.full(n_p, np.inf) if enough_hi is None else enough_hi
+        self.enough_lo = np.zeros(n_p) if enough_lo is None else enough_lo
 
     def settle(self, seen: Seen, stats) -> int:
-        """Settle the bounds that a table seen attains and a cover or 0 proves; how many."""
-        hit = np.isnan(self.hi_val) & (seen.best_hi >= self.U - ATTAIN)
+        """Settle the bounds that a table seen attains (or goes far enough towards: see
+        the class docstring) and a cover or 0 proves; how many."""
+        reach = np.minimum(self.U, self.enough_hi)
+        hit = np.isnan(self.hi_val) & np.isfinite(self.U) & (seen.best_hi >= reach - ATTAIN)
         self.hi_val[hit] = self.U[hit]
         self.hi_gap[hit] = self.U[hit] - seen.best_hi[hit]
         self.hi_v[hit] = self.U_v[hit]
-        low = np.isnan(self.lo_val) & (seen.best_lo <= ATTAIN)
+        low = np.isnan(self.lo_val) & (seen.best_lo <= np.maximum(self.enough_lo, 0.0) + ATTAIN)
         self.lo_val[low] = 0.0
         self.lo_gap[low] = np.maximum(seen.best_lo[low], 0.0)
         stats.pool_hits += int(hit.sum() + low.sum())
@@ -436,47 +453,67 @@ def pinned_lower_bounds(op: Open, Pl, E, e, ekind, Z, w, zero_bound, zero_viol) 
             op.lo_v[i] = beta * zero_viol
 
 
-def aggregated_lps(op: Open, Pl, solve, seen: Seen, stats, rng) -> None:
-    """Step 3: aggregated objectives, one table that reaches many bounds at once."""
+def aggregated_lps(op: Open, Pl, lp: LP, solve, seen: Seen, stats, rng) -> None:
+    """Step 3: aggregated objectives, one table that reaches many bounds at once.
+
+    An aggregated LP costs as much as tens of LPs of one bound each; each round settles
+    fewer bounds than the one before, so the rounds of a side stop once one settles less
+    than :data:`AGGREGATE_YIELD` of what its first did (the bounds left go to step 4).
+    The first round starts from scratch, the second from the first's basis; the rest
+    start the way that took fewer simplex iterations (from scratch pays on large
+    degenerate components, the warm start on small ones)."""
     scale = np.where(np.isfinite(op.U) & (op.U > 0), op.U, 1.0)
+    pivots = {}  # simplex iterations of the first cold and the first warm round
     for sense in ("hi", "lo"):
+        vals = op.hi_val if sense == "hi" else op.lo_val
+        first = None  # bounds the side's first round settled
         for _ in range(20):
-            open_ = np.flatnonzero(np.isnan(op.hi_val if sense == "hi" else op.lo_val))
+            open_ = np.flatnonzero(np.isnan(vals))
             if not len(open_):
                 break
             weight = rng.uniform(0.5, 1.5, len(open_)) / scale[open_]
             c = np.asarray(Pl[open_].T @ weight).ravel()
-            st, *_ = solve(-c if sense == "hi" else c, cold=True)
+            cold = len(pivots) != 1 and pivots.get(True, 0) <= pivots.get(False, np.inf)
+            before = lp.pivots
+            st, *_ = solve(-c if sense == "hi" else c, cold=cold)
+            pivots.setdefault(cold, lp.pivots - before)
             if st != "optimal":
                 break
-            if op.settle(seen, stats) < max(3, 0.02 * len(open_)):
+            k = op.settle(seen, stats)
+            first = k if first is None else first
+            if k < max(3, 0.02 * len(open_), AGGREGATE_YIELD * first):
                 break
+
+
+def one_bound(op: Open, i: int, sense: str, Pl, lp: LP, solve, seen: Seen, stats) -> str:
+    """The bound ``sense`` ("hi" or "lo") of piece ``i`` by its own LP, with its dual
+    certificate checked; returns the LP's status ("time": left open)."""
+    c = np.zeros(Pl.shape[1])
+    c[Pl.indices[Pl.indptr[i] : Pl.indptr[i + 1]]] = -1.0 if sense == "hi" else 1.0
+    st, x, y, obj = solve(c)
+    if st == "time":
+        return st
+    if st != "optimal":
+        raise RuntimeError(f"HiGHS: {st} on a bound of a feasible component")
+    lb, viol = lp.lower_certificate(c, y)
+    if sense == "hi":
+        op.hi_val[i], op.hi_gap[i], op.hi_v[i] = -obj, abs(-lb - -obj), viol
+    else:
+        op.lo_val[i], op.lo_gap[i], op.lo_v[i] = obj, abs(obj - lb), viol
+    op.settle(seen, stats)
+    return st
 
 
 def lp_per_bound(op: Open, Pl, lp: LP, solve, seen: Seen, stats) -> None:
-    """Step 4: one LP per bound left, each with its dual certificate checked; stops when
-    the LP's budget runs out (the bounds left stay open: NaN)."""
-    n = Pl.shape[1]
+    """Step 4: one LP per bound left (:func:`one_bound`); stops when the LP's budget runs
+    out (the bounds left stay open: NaN)."""
     for sense in ("hi", "lo"):
         vals = op.hi_val if sense == "hi" else op.lo_val
         for i in np.flatnonzero(np.isnan(vals)):
             if not np.isnan(vals[i]):
                 continue  # a table seen meanwhile settled it
-            c = np.zeros(n)
-            c[Pl.indices[Pl.indptr[i] : Pl.indptr[i + 1]]] = 1.0
-            if sense == "hi":
-                c = -c
-            st, x, y, obj = solve(c)
-            if st == "time":
+            if one_bound(op, int(i), sense, Pl, lp, solve, seen, stats) == "time":
                 return
-            if st != "optimal":
-                raise RuntimeError(f"HiGHS: {st} on a bound of a feasible component")
-            lb, viol = lp.lower_certificate(c, y)
-            if sense == "hi":
-                op.hi_val[i], op.hi_gap[i], op.hi_v[i] = -obj, abs(-lb - -obj), viol
-            else:
-                op.lo_val[i], op.lo_gap[i], op.lo_v[i] = obj, abs(obj - lb), viol
-            op.settle(seen, stats)
 
 
 def store_lp(pieces: Pieces, idx, op: Open) -> None:

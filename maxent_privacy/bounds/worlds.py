@@ -173,6 +173,14 @@ def _first_world(Pl, model_rows, free, base, cell_lo, cell_hi, seen, budget, sta
     return "found"
 
 
+def _still_open(members, ex_hi, ex_lo, int_hi, int_lo, enough, sense=None) -> np.ndarray:
+    """Mask of ``members`` whose bound (``sense`` "hi", "lo", or either: None) is neither
+    exact nor reached far ``enough`` (per piece: upper, lower) by a world seen."""
+    hi = np.isnan(ex_hi[members]) & (int_hi[members] < enough[0][members] - 0.5)
+    lo = np.isnan(ex_lo[members]) & (int_lo[members] > enough[1][members] + 0.5)
+    return hi if sense == "hi" else lo if sense == "lo" else hi | lo
+
+
 def integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng) -> None:
     """Exact bounds over integral tables.
 
@@ -182,13 +190,22 @@ def integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng)
     also fixes cells (a person whose LP maximum for a value is below 1 never has it);
     what is left falls apart into small independent parts, and each part's bounds left
     open are settled by HiGHS integer programs on that part alone (within the budget).
+    A bound that a world seen takes far enough (``pieces.enough_hi``/``enough_lo``: an
+    individual's needs a world giving their class one s, or leaving one of them without
+    it; :class:`~maxent_privacy.bounds.lp.Open`) needs no integer program: it keeps the
+    LP bound, not exact for the class, and the frame reads the individual's off the
+    worlds seen.
     """
     E, e, G, g, u = model_rows
     top = np.floor(pieces.lp_hi[idx] + ATTAIN)  # integral tables cannot beat the LP
     bottom = np.ceil(pieces.lp_lo[idx] - ATTAIN)
     ex_hi = np.where(int_hi >= top - 0.5, top, np.nan)
     ex_lo = np.where(int_lo <= bottom + 0.5, bottom, np.nan)
-    if not (np.isnan(ex_hi).any() or np.isnan(ex_lo).any()):
+    # a world that goes this far settles the bound for the frame (an individual: a world
+    # giving their class one s makes it possible, one leaving one of them without it
+    # makes it not certain), with no exact count of the class's own
+    enough = (np.minimum(top, pieces.enough_hi[idx]), np.maximum(bottom, pieces.enough_lo[idx]))
+    if not _still_open(np.arange(len(idx)), ex_hi, ex_lo, int_hi, int_lo, enough).any():
         return _finish_integral(pieces, idx, ex_hi, ex_lo)
     cell_lo, cell_hi = _cell_ranges(Pl, Z, top, bottom)
     if (cell_lo > cell_hi + 0.5).any():  # no integral value between the LP bounds
@@ -218,7 +235,7 @@ def integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng)
     const = where == -2
     ex_hi[const & np.isnan(ex_hi)] = top[const & np.isnan(ex_hi)]
     ex_lo[const & np.isnan(ex_lo)] = bottom[const & np.isnan(ex_lo)]
-    open_ = np.isnan(ex_hi) | np.isnan(ex_lo)
+    open_ = _still_open(np.arange(len(idx)), ex_hi, ex_lo, int_hi, int_lo, enough)
     groups: dict[int, list] = {}
     for i in np.flatnonzero(open_):
         groups.setdefault(int(where[i]), []).append(i)
@@ -231,7 +248,7 @@ def integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng)
         Es, es, Gs, gs = _part_system(E, e, G, g, base, cols)
         ok = _settle_part(
             members, Pl, cols, base, Es, es, Gs, gs, u[cols], cell_lo[cols], cell_hi[cols],
-            top, bottom, ex_hi, ex_lo, int_hi, int_lo, budget, stats, rng,
+            (top, bottom), enough, ex_hi, ex_lo, int_hi, int_lo, budget, stats, rng,
         )  # fmt: skip
         if not ok:
             return _no_world(pieces, idx, stats)
@@ -239,11 +256,13 @@ def integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng)
 
 
 def _settle_part(
-    members, Pl, cols, base, Es, es, Gs, gs, u, lo, hi, top, bottom, ex_hi, ex_lo,
+    members, Pl, cols, base, Es, es, Gs, gs, u, lo, hi, ends, enough, ex_hi, ex_lo,
     int_hi, int_lo, budget, stats, rng,
 ) -> bool:  # fmt: skip
-    """Integer programs on one part for the open bounds of ``members``; False when the
-    part has no integral table at all."""
+    """Integer programs on one part for the open bounds of ``members`` (``ends``: the LP
+    bounds rounded inwards, ``enough``: see :func:`integral`); False when the part has
+    no integral table at all."""
+    top, bottom = ends
     Pm = sp.csr_array(Pl[members][:, cols])
     offset = Pl[members] @ base  # what the fixed cells add
     milp = MILP(Es, es, Gs, gs, u)
@@ -261,11 +280,13 @@ def _settle_part(
             hit = members[ok[members] & np.isnan(ex[members])]
             ex[hit] = (top if ex is ex_hi else bottom)[hit]
 
+    def still(sense):
+        return _still_open(members, ex_hi, ex_lo, int_hi, int_lo, enough, sense)
+
     # aggregated: worlds that reach many bounds at once (a loose gap is enough)
     for sense in ("hi", "lo"):
-        ex = ex_hi if sense == "hi" else ex_lo
         for _ in range(30):
-            open_ = np.flatnonzero(np.isnan(ex[members]))
+            open_ = np.flatnonzero(still(sense))
             if len(open_) < 3 or budget.left() <= 0:
                 break
             weight = rng.uniform(0.5, 1.5, len(open_))
@@ -275,13 +296,13 @@ def _settle_part(
             if st == "infeasible":
                 return False
             seen(x)
-            if len(open_) - int(np.isnan(ex[members]).sum()) < max(20, 0.05 * len(open_)):
+            if len(open_) - int(still(sense).sum()) < max(20, 0.05 * len(open_)):
                 break
     # one integer program per bound left: is there a world beyond the best one seen?
     for sense in ("hi", "lo"):
         ex = ex_hi if sense == "hi" else ex_lo
         for k_m, i in enumerate(members):
-            if not np.isnan(ex[i]):
+            if not still(sense)[k_m]:
                 continue
             if budget.left() <= 0:
                 budget.ran_out = True
@@ -290,11 +311,11 @@ def _settle_part(
             k = int_hi[i] if sense == "hi" else int_lo[i]
             step = 1 if sense == "hi" else -1
             need = k + step - offset[k_m] if np.isfinite(k) else None
-            edge = top[i] if sense == "hi" else bottom[i]
+            edge = enough[0][i] if sense == "hi" else enough[1][i]
             if need is not None and abs(k + step - edge) < 0.5:
-                # any world beyond k reaches the LP's bound: find one (or prove none),
+                # any world beyond k goes far enough: find one (or prove none),
                 # steered towards the other bounds still open
-                rest = np.flatnonzero(np.isnan(ex[members]))
+                rest = np.flatnonzero(still(sense))
                 c = np.asarray(Pm[rest].T @ rng.uniform(0.5, 1.5, len(rest))).ravel()
                 c, first = (-c if sense == "hi" else c), True
             else:  # the piece's own optimum
