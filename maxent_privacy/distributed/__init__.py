@@ -17,6 +17,8 @@ Modules, in the order the data flows:
   in-memory solver, larger ones by ``cg``; results written as Parquet
 - ``cg``: Newton on the dual with conjugate-gradient steps whose products and
   block-Jacobi preconditioner are computed partition by partition
+- ``partitions``: a component's partitions on the workers and the sums over them,
+  added up on the workers (the client receives one vector per sum)
 - ``output``: the results folder, written under a temporary name and renamed
 - ``synthetic``: synthetic pooled releases written as Parquet (tests, benchmarks)
 - ``cli``: ``maxent-privacy distributed`` (``--scheduler ADDRESS``)

@@ -10,18 +10,22 @@ splits over partitions of the classes (a class and its cells stay in one partiti
   class, ``log n`` and its Relation row in each release, as positions among the
   component's rows; ``O'v`` is a gather, ``O u`` a ``bincount``;
 * at each Newton iterate every partition keeps its ``x`` (a future, on its worker) and
-  returns ``O x`` and ``sum_c R_c log W_c``; products ``H v = O P O' v`` are computed
-  the same way; partial vectors are added up pairwise on the workers;
+  gives ``O x`` and ``sum_c R_c log W_c``; products ``H v = O P O' v`` are computed
+  the same way; a vector the partitions need is sent to each worker once and sliced
+  there, and the partitions' parts are added up on the workers
+  (:class:`~.partitions.Partitions`): the client receives one vector per product;
 * the preconditioner is block Jacobi over the buckets (a bucket's rows couple only
-  through the classes in it): each partition adds the ``P_c`` of its classes into the
-  buckets' dense blocks, the sums are inverted on a worker and applied there;
+  through the classes in it): each partition adds the ``P_c`` of its classes into its
+  worker's sum of the buckets' dense blocks; the sums are added up on the workers,
+  inverted (on the client when small, else on a worker) and applied there;
 * one row per bucket is implied by the class rows (its multiplier stays 0);
 * the certificate: the residual of every row, the entropy (a sum over partitions) and the
   dual bound ``phi``; their gap.
 
 The client holds the vectors over the component's Relation rows (the multipliers, the
-residual and the conjugate-gradient vectors: eight floats per row, a few per bucket)
-and never a vector over cells. This path has no presolve: a component in which the data
+right side, the residual and the conjugate-gradient vectors: about fifteen floats per row
+at the peak, three integers per bucket) and never a vector over cells, nor one per
+partition. This path has no presolve: a component in which the data
 force some cells to 0 makes Newton stall (cells going to 0, multipliers growing); it is
 then stopped with a :class:`~maxent_privacy.errors.SolverFailed` naming the component
 (solve it on one worker, ``max_worker_cells``), never a wrong answer.
@@ -29,7 +33,7 @@ then stopped with a :class:`~maxent_privacy.errors.SolverFailed` naming the comp
 >>> classes = pd.DataFrame({"cls": [0, 1], "n": [1, 1], "mask": [3, 3], "comp": [0, 0],
 ...                         "m0": [3, 3], "o0": [0, 0], "b0": [0, 0]})
 >>> block = Block.of(classes, np.array([0, 1]), 1)
->>> x, _ = block.state(np.zeros(2))
+>>> x, _ = _state(block, np.zeros(2))
 >>> x.tolist(), block.Ox(x).tolist()
 ([0.5, 0.5, 0.5, 0.5], [1.0, 1.0])
 """
@@ -47,6 +51,7 @@ from ..numerics import entropy_terms
 from ..solve import tolerances as tl
 from .build import explode_cells, popcount
 from .output import risk_rows, write_part
+from .partitions import INLINE_BYTES, Partitions
 from .releases import compute, persist
 
 __all__ = ["Block", "newton_cg", "solve_giant"]
@@ -130,8 +135,14 @@ class Block:
         return self.O(xu - x * per_class[self.cls])
 
     def blocks(self, x: np.ndarray, layout: dict) -> np.ndarray:
-        """This partition's share of every bucket's dense block of H (flat). Classes of
-        one cell add nothing (x = R there: ``P_c = 0``)."""
+        """This partition's share of every bucket's dense block of H (flat)."""
+        at, coef = self.entries(x, layout)
+        return np.bincount(at, weights=coef, minlength=layout["size"])
+
+    def entries(self, x: np.ndarray, layout: dict) -> tuple[np.ndarray, np.ndarray]:
+        """This partition's share of the buckets' dense blocks of H, as pairs (flat
+        position, value); a position may come more than once (the values add up).
+        Classes of one cell add nothing (x = R there: ``P_c = 0``)."""
         bucket, pos, off, k = layout["bucket"], layout["pos"], layout["off"], layout["k"]
         size = np.diff(np.r_[self.starts, len(self.cls)])
         multi = size > 1
@@ -143,7 +154,7 @@ class Block:
         coef = -x[first] * x[second] / self.R[self.cls[first]]
         coef = np.where(first == second, coef + x[first], coef)
         # each cell's row in each release: pairs (cell, row) are sorted by cell
-        out = np.zeros(layout["size"])
+        ats, coefs = [np.zeros(0, np.int64)], [np.zeros(0)]
         n_rel = np.bincount(self.cell, minlength=len(self.cls))
         at = np.r_[0, np.cumsum(n_rel)]
         for r in range(int(n_rel.max(initial=0))):
@@ -151,9 +162,9 @@ class Block:
             a = self.rows[self.row[at[first[ok]] + r]]
             b = self.rows[self.row[at[second[ok]] + r]]
             bk = bucket[a]
-            out += np.bincount(off[bk] + pos[a] * k[bk] + pos[b], weights=coef[ok],
-                               minlength=layout["size"])  # fmt: skip
-        return out
+            ats.append(off[bk] + pos[a] * k[bk] + pos[b])
+            coefs.append(coef[ok])
+        return np.concatenate(ats), np.concatenate(coefs)
 
     def entropy(self, x: np.ndarray) -> float:
         return float(entropy_terms(x, np.exp(self.logn)).sum())
@@ -179,42 +190,35 @@ def _pairs(starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 # ------------------------------------------------------------------ worker functions
 def _state(block: Block, lam):
-    return block.state(lam)
+    """``(x, log W)`` at ``lam`` (a vector over the component's rows)."""
+    return block.state(lam[block.rows])
 
 
-def _ox_phi(block: Block, st) -> np.ndarray:
-    """``O x``, then ``sum_c R_c log W_c`` and the number of cells next to 0."""
+def _ox_phi(block: Block, st):
+    """``O x`` (a part over the partition's rows), then ``sum_c R_c log W_c`` and the
+    number of cells next to 0."""
     x = st[0]
     small = np.count_nonzero(x < tl.NEWTON_SETTLED * np.exp(block.logn))
-    return np.append(block.Ox(x), [np.sum(block.R * st[1]), small])
+    return block.rows, block.Ox(x), np.array([np.sum(block.R * st[1]), small])
 
 
 def _phi_part(block: Block, st) -> float:
     return float(np.sum(block.R * st[1]))
 
 
-def _hv(block: Block, st, v) -> np.ndarray:
-    return block.Hv(st[0], v)
+def _hv(block: Block, st, v):
+    """This partition's part of ``H v`` (``v`` over the component's rows)."""
+    return block.rows, block.Hv(st[0], v[block.rows]), None
 
 
-def _blocks(block: Block, st, layout) -> np.ndarray:
-    return block.blocks(st[0], layout)
-
-
-def _blocks_sparse(block: Block, st, layout) -> tuple[np.ndarray, np.ndarray]:
-    """This partition's block entries as (flat positions, values): the entries of the
-    buckets it touches only."""
-    flat = block.blocks(st[0], layout)
-    at = np.flatnonzero(flat)
-    return at, flat[at]
+def _block_entries(block: Block, st, layout):
+    """This partition's entries of the bucket blocks (positions in the flat blocks)."""
+    at, coef = block.entries(st[0], layout)
+    return at, coef, None
 
 
 def _entropy(block: Block, st) -> float:
     return block.entropy(st[0])
-
-
-def _min_ratio(block: Block, st) -> float:
-    return float(np.min(st[0] / np.exp(block.logn), initial=1.0))
 
 
 def _invert(flat: np.ndarray, layout: dict) -> list:
@@ -245,130 +249,58 @@ def _apply(inverse: list, layout: dict, r: np.ndarray) -> np.ndarray:
     return z
 
 
-def _add(a, b):
-    return a + b
+#: block-Jacobi inverses up to this many bytes are made and applied on the client;
+#: larger ones on the worker that holds them
+CLIENT_BLOCKS_BYTES = 32 * 2**20
 
 
-#: vectors up to this many bytes travel with the tasks; larger ones are scattered first
-INLINE_BYTES = 2**20
-#: block-Jacobi inverses up to this many bytes are applied on the client; larger ones on
-#: the worker that holds them
-CLIENT_BLOCKS_BYTES = 256 * 2**20
-#: partial vectors up to this many bytes in all are added up on the client (one round
-#: trip); larger ones pairwise on the workers
-CLIENT_SUM_BYTES = 64 * 2**20
+class _Cluster(Partitions):
+    """The component's partitions (:class:`Block`) on the workers, ``m`` rows; ``layout``:
+    a future of the bucket blocks' layout (:func:`_layout`, without ``keep``)."""
 
-
-def _total(client, futures, size: int = 1, fetch: bool = True):
-    """The sum of ``futures`` (arrays of ``size`` floats, or numbers); ``fetch=False``:
-    added up on the workers, the sum left there (a future)."""
-    level = list(futures)
-    if fetch and len(level) * size * 8 <= CLIENT_SUM_BYTES:
-        return sum(client.gather(level))
-    while len(level) > 1:
-        nxt = [
-            client.submit(_add, a, b, pure=False)
-            for a, b in zip(level[::2], level[1::2], strict=False)
-        ]
-        if len(level) % 2:
-            nxt.append(level[-1])
-        level = nxt
-    return level[0].result() if fetch else level[0]
-
-
-class _Cluster:
-    """The component's partitions on the workers, and the reductions over them."""
-
-    def __init__(self, client, blocks):
-        self.client, self.blocks = client, blocks
-        self.calls = 0
+    def __init__(self, client, blocks, m: int, layout=None):
+        super().__init__(client, blocks)
+        self.m, self.layout = m, layout
         self.small = 0  # cells next to 0 at the last state
-        self.layout = None  # (a future of) the bucket blocks' layout, on the workers
-
-    def total(self, fn, *args):
-        """The sum over partitions of ``fn(block, *args)``."""
-        self.calls += 1
-        return _total(
-            self.client, [self.client.submit(fn, b, *args, pure=False) for b in self.blocks]
-        )
-
-    def scatter(self, v):
-        """``v`` for the partitions' tasks: as it is when small (it travels with the
-        tasks), else sent to every worker once."""
-        if isinstance(v, np.ndarray) and v.nbytes <= INLINE_BYTES:
-            return v
-        return self.client.scatter(v, broadcast=True)
-
-    def rows_of_blocks(self) -> None:
-        """The rows each partition touches (kept on the client, to slice and add up)."""
-        self.rows = self.client.gather([self.client.submit(_rows, b) for b in self.blocks])
-        self.all_rows = np.concatenate(self.rows) if self.rows else np.zeros(0, np.int64)
-        self.m = self.client.submit(_m, self.blocks[0]).result() if self.blocks else 0
-
-    def _slices(self, v: np.ndarray) -> list:
-        """``v`` cut into each partition's rows: sent with the tasks when small in all,
-        else scattered to the workers first (task messages holding data stay in the
-        scheduler's memory, which is the client's with a LocalCluster)."""
-        parts = [v[r] for r in self.rows]
-        if sum(p.nbytes for p in parts) <= INLINE_BYTES:
-            return parts
-        return self.client.scatter(parts)
-
-    def _add_up(self, futures, extra: int = 0):
-        """Each partition's vector over its rows (and ``extra`` numbers after it),
-        added up into one vector over the component's rows (and the numbers)."""
-        parts = self.client.gather(futures)
-        vals = np.concatenate([p[: len(p) - extra] for p in parts]) if parts else np.zeros(0)
-        out = np.bincount(self.all_rows, weights=vals, minlength=self.m)
-        tail = np.sum([p[len(p) - extra :] for p in parts], axis=0) if extra else None
-        return out, tail
 
     def state(self, lam):
         """Each partition's state (kept on its worker), ``O x``, ``sum R log W``."""
-        self.calls += 1
-        st = [
-            self.client.submit(_state, b, v, pure=False)
-            for b, v in zip(self.blocks, self._slices(lam), strict=True)
-        ]
-        futures = [
-            self.client.submit(_ox_phi, b, x, pure=False)
-            for b, x in zip(self.blocks, st, strict=True)
-        ]
-        ox, tail = self._add_up(futures, extra=2)
-        self.small = int(tail[1])
-        return st, ox, float(tail[0])
+        st = self.map(_state, args=(self.share(lam),))
+        acc = self.reduce(_ox_phi, st, size=self.m, extra=2)
+        self.small = int(acc[self.m + 1])
+        return st, acc[: self.m], float(acc[self.m])
 
     def hv(self, st, v):
         """``H v``, a sum over the partitions."""
-        self.calls += 1
-        futures = [
-            self.client.submit(_hv, b, x, vp, pure=False)
-            for b, x, vp in zip(self.blocks, st, self._slices(v), strict=True)
-        ]
-        return self._add_up(futures)[0]
+        return self.reduce(_hv, st, args=(self.share(v),), size=self.m)
 
-    def pairs(self, fn, st, *args, size: int = 1, fetch: bool = True):
-        """The sum over partitions of ``fn(block, state, *args)`` (``fetch=False``: a
-        future of it)."""
-        self.calls += 1
-        futures = [
-            self.client.submit(fn, b, s, *args, pure=False)
-            for b, s in zip(self.blocks, st, strict=True)
-        ]
-        return _total(self.client, futures, size, fetch)
+    def pairs(self, fn, st):
+        """The sum over partitions of a number ``fn(block, state)``."""
+        return self.total(fn, st)
 
+    def preconditioner(self, st, layout: dict):
+        """Block Jacobi at the states ``st``: a function ``r -> z``. The blocks are added
+        up on the workers; inverted and applied on the client when small, else on a
+        worker (``layout``: the client's :func:`_bucket_layout`)."""
+        client = self.client
+        sums = self.reduce(_block_entries, st, args=(self.layout,), size=layout["size"],
+                           fetch=False)  # fmt: skip
+        if layout["size"] * 8 <= CLIENT_BLOCKS_BYTES:
+            inverse = _invert(sums.result(), layout)
+            return lambda v: _apply(inverse, layout, v)
+        inverse = client.submit(_invert, sums, self.layout, pure=False)
 
-def _rows(block: Block) -> np.ndarray:
-    return block.rows
+        def precondition(v):
+            v = v if v.nbytes <= INLINE_BYTES else client.scatter(v, direct=True, hash=False)
+            return client.submit(_apply, inverse, self.layout, v, pure=False).result()
 
-
-def _m(block: Block) -> int:
-    return block.m
+        return precondition
 
 
 def _layout(rows: pd.DataFrame) -> dict:
     """Bucket blocks over the component's rows (sorted by row: a bucket's rows are
-    consecutive): each row's bucket and place in it, each bucket's size and offsets."""
+    consecutive): each row's bucket and place in it, each bucket's size and offsets, and
+    ``keep`` (every row but each bucket's last)."""
     bucket = pd.factorize(rows["bucket"].to_numpy())[0]
     k = np.bincount(bucket)
     first = np.r_[0, np.cumsum(k)[:-1]]
@@ -377,6 +309,14 @@ def _layout(rows: pd.DataFrame) -> dict:
     keep = pos != k[bucket] - 1
     return {"bucket": bucket, "pos": pos, "k": k, "first": first, "off": off,
             "size": int((k * k).sum()), "keep": keep}  # fmt: skip
+
+
+def _bucket_layout(rows: pd.DataFrame) -> tuple[np.ndarray, dict]:
+    """What the client needs of the component's rows (made on a worker): the right side
+    (the rows' counts) and the layout without the per-row ``bucket`` and ``pos``."""
+    layout = _layout(rows)
+    del layout["bucket"], layout["pos"]
+    return rows["n"].to_numpy(dtype=float), layout
 
 
 class NotSettled(Exception):
@@ -398,16 +338,14 @@ def newton_cg(
     cg_max_iter: int = CG_MAX_ITER,
     verbose: bool = False,
 ):
-    """Newton's method on the dual over the cluster's partitions (see the module).
+    """Newton's method on the dual over the cluster's partitions (see the module);
+    ``b``: the component's row counts, ``layout``: :func:`_bucket_layout` of its rows.
 
     Returns ``(lam, states, O x, record)``; raises :class:`NotSettled` when the residual
     stops falling or ``max_iter`` steps are not enough."""
     keep = layout["keep"]
     scale = np.maximum(1.0, np.abs(b))
     lam = np.zeros(len(b))
-    layout_f = cluster.layout
-    if layout_f is None:
-        layout_f = cluster.scatter({k: v for k, v in layout.items() if k != "keep"})
     for _ in range(3):  # iterative scaling first, as the in-memory solver starts
         _, ox, _ = cluster.state(lam)
         ok = (ox > 0) & (b > 0) & keep
@@ -429,27 +367,7 @@ def newton_cg(
             raise NotSettled(res, it - 1)  # no progress in 10 steps
         if it >= 5 and cluster.small and res > 0.2 * history[-2]:
             raise NotSettled(res, it - 1, cluster.small)  # slow, with cells going to 0
-        here = layout["size"] * 8 <= CLIENT_BLOCKS_BYTES
-        if here:  # each partition's entries to the client, added up there
-            cluster.calls += 1
-            parts = cluster.client.gather(
-                [cluster.client.submit(_blocks_sparse, b, x, layout_f, pure=False)
-                 for b, x in zip(cluster.blocks, st, strict=True)]
-            )  # fmt: skip
-            at = np.concatenate([p[0] for p in parts])
-            sums = np.bincount(at, np.concatenate([p[1] for p in parts]), layout["size"])
-            inverse = _invert(sums, layout)
-
-            def precondition(v, inverse=inverse):
-                return _apply(inverse, layout, v)
-        else:  # dense sums, added up pairwise and inverted on the workers
-            sums = cluster.pairs(_blocks, st, layout_f, size=layout["size"], fetch=False)
-            inverse = cluster.client.submit(_invert, sums, layout_f, pure=False)
-
-            def precondition(v, inverse=inverse):
-                job = cluster.client.submit(_apply, inverse, layout_f, cluster.scatter(v))
-                return job.result()
-
+        precondition = cluster.preconditioner(st, layout)
         rhs = np.where(keep, r, 0.0)
         d, k = _pcg(cluster, st, precondition, rhs, min(0.1, res**0.5), cg_max_iter, keep)
         cg_total += k
@@ -530,18 +448,11 @@ def _write_people(part, k, comp, qi, values, threshold, folder) -> int:
     return 1
 
 
-def solve_giant(s, comp: int, folder, client, tol, threshold, partitions=None, options=None):
-    """Solve component ``comp`` of structure ``s`` by :func:`newton_cg` and write its
-    people's parts (by the workers); ``{"summary": ..., "parts": ...}``."""
+def _setup(s, comp: int, client, partitions):
+    """The component's partitions as :class:`Block` futures on the workers
+    (:class:`_Cluster`), with its row counts ``b`` and bucket layout on the client."""
     import dask
-    import dask.dataframe as dd
 
-    if client is None:
-        raise SolverFailed(
-            f"component {comp} is too big for one worker: the distributed Newton-CG needs a "
-            "dask.distributed Client (client=...)"
-        )
-    t0 = time.perf_counter()
     R = s.n_releases
     classes = s.classes[s.classes["comp"] == comp]
     if not partitions:  # about CG_PARTITION_CELLS cells a partition
@@ -550,23 +461,60 @@ def solve_giant(s, comp: int, folder, client, tol, threshold, partitions=None, o
     if partitions != classes.npartitions:
         classes = classes.repartition(npartitions=int(partitions))
     classes = persist(client, classes)
-    # the component's rows, sorted: computed on the cluster (so that a lost copy can be
-    # made again from the files), and a copy on the client (right sides, layout)
+    # the component's rows, sorted, on a worker (a lost copy is made again from the
+    # files); the client gets the counts and the per-bucket layout only
     meta = s.rows._meta[["row", "bucket", "n"]]
     parts = s.rows.map_partitions(_rows_of_comp, s.labels, comp, meta=meta).to_delayed()
     (rows_f,) = client.compute([dask.delayed(_sorted_rows)(*parts)])
-    rows = rows_f.result()
-    b = rows["n"].to_numpy(dtype=float)
-    layout = _layout(rows)
+    b, layout = client.submit(_bucket_layout, rows_f, pure=False).result()
     layout_f = client.submit(_layout_of, rows_f, pure=False)
     row_ids = client.submit(_row_ids, rows_f, pure=False)
     frames = client.compute(classes.to_delayed())
     blocks = [client.submit(Block.of, f, row_ids, R, pure=False) for f in frames]
-    cluster = _Cluster(client, blocks)
-    cluster.rows_of_blocks()
+    _wait(blocks)
+    return _Cluster(client, blocks, len(b), layout_f), b, layout
+
+
+def _wait(futures) -> None:
+    from distributed import wait
+
+    wait(futures)
+    for f in futures:
+        if f.status == "error":
+            f.result()  # raises the task's error
+
+
+def _write_giant(s, comp: int, cluster: _Cluster, st, folder, threshold) -> int:
+    """The people's posterior and risk parts of component ``comp`` (by the workers):
+    each class's posterior joined to its people on the cluster."""
+    import dask
+    import dask.dataframe as dd
+
+    posts = cluster.map(_posterior, st, args=(s.values,))
+    meta_p = pd.DataFrame({"cls": np.zeros(0, np.int64), **{str(v): np.zeros(0) for v in s.values}})
+    class_post = dd.from_delayed(posts, meta=meta_p, verify_meta=False)
+    R = s.n_releases
+    people = s.persons.map_partitions(_persons_of_comp, s.labels, comp, R, meta=s.persons._meta)
+    people = people[["person", *s.qi, "cls"]].merge(class_post, on="cls", how="left")
+    writes = [
+        dask.delayed(_write_people)(part, k, comp, s.qi, s.values, threshold, folder)
+        for k, part in enumerate(people.to_delayed())
+    ]
+    return sum(compute(cluster.client, *writes))
+
+
+def solve_giant(s, comp: int, folder, client, tol, threshold, partitions=None, options=None):
+    """Solve component ``comp`` of structure ``s`` by :func:`newton_cg` and write its
+    people's parts (by the workers); ``{"summary": ..., "parts": ...}``."""
+    if client is None:
+        raise SolverFailed(
+            f"component {comp} is too big for one worker: the distributed Newton-CG needs a "
+            "dask.distributed Client (client=...)"
+        )
+    t0 = time.perf_counter()
+    cluster, b, layout = _setup(s, comp, client, partitions)
     persons = float(cluster.total(_n_persons))
     try:
-        cluster.layout = layout_f
         lam, st, ox, record = newton_cg(cluster, b, layout, persons, **(options or {}))
     except NotSettled as err:
         raise SolverFailed(
@@ -579,19 +527,8 @@ def solve_giant(s, comp: int, folder, client, tol, threshold, partitions=None, o
     residual = float(np.max(np.abs(ox - b) / scale, initial=0.0))
     H = cluster.pairs(_entropy, st)
     phi = float(lam @ b) + cluster.pairs(_phi_part, st) - cluster.pairs(_rlogr, st)
-    posts = [
-        client.submit(_posterior, bl, x, s.values, pure=False)
-        for bl, x in zip(blocks, st, strict=True)
-    ]
-    meta_p = pd.DataFrame({"cls": np.zeros(0, np.int64), **{str(v): np.zeros(0) for v in s.values}})
-    class_post = dd.from_delayed(posts, meta=meta_p, verify_meta=False)
-    people = s.persons.map_partitions(_persons_of_comp, s.labels, comp, R, meta=s.persons._meta)
-    people = people[["person", *s.qi, "cls"]].merge(class_post, on="cls", how="left")
-    writes = [
-        dask.delayed(_write_people)(part, k, comp, s.qi, s.values, threshold, folder)
-        for k, part in enumerate(people.to_delayed())
-    ]
-    parts = sum(compute(client, *writes))
+    del lam, ox, b, scale, layout
+    parts = _write_giant(s, comp, cluster, st, folder, threshold)
     summary = {
         "comp": comp,
         "persons": int(persons),
@@ -605,7 +542,7 @@ def solve_giant(s, comp: int, folder, client, tol, threshold, partitions=None, o
         **record,
     }
     client.submit(write_part, folder / "components", f"cg-{comp}", pd.DataFrame([summary])).result()
-    return {"summary": summary, "parts": parts, "partitions": len(blocks)}
+    return {"summary": summary, "parts": parts, "partitions": len(cluster.blocks)}
 
 
 def _sorted_rows(*parts: pd.DataFrame) -> pd.DataFrame:

@@ -1,14 +1,21 @@
 """The distributed Newton-CG forced on one component split over 4 partitions: the same
-posteriors as the in-memory Newton solver, a certificate reduced across partitions; a
-component whose data force cells to 0 (no presolve on this path) fails with one clear
-line and writes nothing."""
+posteriors as the in-memory Newton solver, a certificate reduced across partitions (also
+with every sum added up and the preconditioner made and applied on the workers, as for
+big components); a component whose data force cells to 0 (no presolve on this path) fails
+with one clear line and writes nothing."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from maxent_privacy import Bucketized, MaxEntModel, SolverFailed
-from maxent_privacy.distributed import DaskBucketized, build_distributed, solve_distributed
+from maxent_privacy.distributed import (
+    DaskBucketized,
+    build_distributed,
+    cg,
+    partitions,
+    solve_distributed,
+)
 from maxent_privacy.distributed.cg import Block, _layout, _pairs
 from maxent_privacy.distributed.synthetic import QI, SA, write_synthetic
 
@@ -31,14 +38,27 @@ def _reference(paths):
     return model.solve(solver="maxent", progress=False)
 
 
-@pytest.mark.heavy
-def test_distributed_cg_equals_in_memory_newton(client, tmp_path):
-    paths = write_synthetic(tmp_path / "in", 2000, releases=3, regions=1, chunk=700, seed=2)
+@pytest.fixture(scope="module")
+def chained(tmp_path_factory):
+    """2,000 people over 3 releases chained into one component, and the in-memory answer."""
+    folder = tmp_path_factory.mktemp("chained")
+    paths = write_synthetic(folder, 2000, releases=3, regions=1, chunk=700, seed=2)
     reference = _reference(paths)
     # every cell positive: the in-memory presolve fixed no cell to 0 (the CG path has none)
     assert (reference.x[reference.fixed] > 0).all()
     assert reference.solver_stats["components"] == 1
+    return paths, reference
 
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("where", ["client", "workers"])
+def test_distributed_cg_equals_in_memory_newton(client, chained, tmp_path, monkeypatch, where):
+    paths, reference = chained
+    if where == "workers":  # as for a big component: nothing added up on the client
+        monkeypatch.setattr(cg, "CLIENT_BLOCKS_BYTES", 0)
+        monkeypatch.setattr(partitions, "CLIENT_SUM_BYTES", 0)
+        monkeypatch.setattr(partitions, "INLINE_BYTES", 0)
+        monkeypatch.setattr(cg, "INLINE_BYTES", 0)
     s = _build(paths, client)
     result = solve_distributed(s, tmp_path / "out", client=client, max_worker_cells=0,
                                cg_partitions=4)  # fmt: skip
@@ -57,6 +77,36 @@ def test_distributed_cg_equals_in_memory_newton(client, tmp_path):
     assert abs(cert.entropy - theirs.entropy) <= 1e-9
     assert abs(cert.dual_bound - theirs.dual_bound) <= 1e-9
     assert abs(cert.gap) <= 1e-9
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("limit", [partitions.CLIENT_SUM_BYTES, 0])
+def test_partition_sums_are_added_up_on_the_workers(client, monkeypatch, limit):
+    """Parts (positions, values, tail) of 5 partitions: the sum is the plain sum, whether
+    the workers' accumulators are added on the client or on the workers; a vector the
+    partitions need is scattered when big, and each takes its slice on the worker."""
+    monkeypatch.setattr(partitions, "CLIENT_SUM_BYTES", limit)
+    monkeypatch.setattr(partitions, "INLINE_BYTES", 0)
+    rng = np.random.default_rng(0)
+    data = [rng.integers(0, 50, size=30) for _ in range(5)]
+    parts = partitions.Partitions(client, client.scatter(data, hash=False))
+    v = parts.share(np.arange(50.0))
+    assert not isinstance(v, np.ndarray)  # a future: sent to the workers once
+    got = parts.reduce(_part, args=(v,), size=50, extra=1)
+    want = np.zeros(51)
+    for at in data:
+        np.add.at(want, at, np.arange(50.0)[at])
+        want[50] += len(at)
+    assert np.allclose(got, want)
+    assert parts.total(_count) == 150
+
+
+def _part(at, v):
+    return at, v[at], np.array([float(len(at))])
+
+
+def _count(at):
+    return len(at)
 
 
 @pytest.mark.heavy

@@ -16,16 +16,17 @@ The cluster is restarted between sizes (its memory freed).
 
 Measured: wall times; the peak memory of every worker process (the scheduler's
 heartbeats, sampled every 0.5 s; the largest over the workers) and of this client
-process (its RSS, sampled likewise), bytes spilled to disk (the largest over the run);
-Newton and CG iterations. Up to ``--compare-max`` people, the in-memory path
+process (its RSS, sampled likewise; with a LocalCluster the scheduler runs in this
+process too), both also per phase (checks, build, solve), bytes spilled to disk (the
+largest over the run); Newton and CG iterations. Up to ``--compare-max`` people, the in-memory path
 (``MaxEntModel(...).solve()``) is run in a child process on the same files, and the
 largest difference of the people's posteriors and both certificates are reported.
 
 Run from the repository root::
 
-    PYTHONPATH=. python benchmarks/distributed.py --sizes 1e6 3e6           # ~minutes
-    PYTHONPATH=. python benchmarks/distributed.py --sizes 1e6 3e6 1e7 3e7   # the issue's run
-    PYTHONPATH=. python benchmarks/distributed.py --sizes 2e5 --workers 2 --memory 1.5GB
+    PYTHONPATH=. python benchmarks/dask_cluster.py --sizes 1e6 3e6           # ~minutes
+    PYTHONPATH=. python benchmarks/dask_cluster.py --sizes 1e6 3e6 1e7 3e7   # the issue's run
+    PYTHONPATH=. python benchmarks/dask_cluster.py --sizes 2e5 --workers 2 --memory 1.5GB
 """
 
 from __future__ import annotations
@@ -47,10 +48,7 @@ import numpy as np
 import pandas as pd
 import psutil
 
-# this file's name is the name of Dask's ``distributed`` package: run as a script, its
-# folder must not stay first on the path (``import distributed`` would find this file)
 HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 _spec = importlib.util.spec_from_file_location("_common", HERE / "_common.py")
 _common = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_common)
@@ -87,28 +85,35 @@ write_text(out + ".json", json.dumps(summary))
 
 class Sampler:
     """Peak memory of each worker (scheduler heartbeats) and of this process, and the
-    largest spill, sampled every ``every`` seconds on a thread."""
+    largest spill, sampled every ``every`` seconds on a thread; ``phase`` names the
+    phase running (peaks per phase in ``phases``: client and largest worker)."""
 
     def __init__(self, client, every: float = 0.5):
         self.client, self.every = client, every
         self.workers: dict[str, float] = {}
         self.client_peak = 0.0
         self.spilled = 0.0
+        self.phase = "start"
+        self.phases: dict[str, list[float]] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
         me = psutil.Process()
         while not self._stop.is_set():
-            self.client_peak = max(self.client_peak, me.memory_info().rss)
+            rss = me.memory_info().rss
+            self.client_peak = max(self.client_peak, rss)
             try:
                 info = self.client.scheduler_info()["workers"]
             except Exception:  # noqa: BLE001 - a restart in progress: try again
                 info = {}
+            peak = self.phases.setdefault(self.phase, [0.0, 0.0])
+            peak[0] = max(peak[0], rss)
             for addr, w in info.items():
                 m = w.get("metrics", {})
                 self.workers[addr] = max(self.workers.get(addr, 0.0), m.get("memory", 0))
                 self.spilled = max(self.spilled, m.get("spilled_bytes", {}).get("disk", 0))
+                peak[1] = max(peak[1], m.get("memory", 0))
             self._stop.wait(self.every)
 
     def __enter__(self):
@@ -144,6 +149,7 @@ def run_size(n: int, client, args, folder: Path) -> dict:
     t_write = time.perf_counter() - t0
     row = {"n": n, "regions": args.regions, "write_s": t_write}
     with Sampler(client) as sampler:
+        sampler.phase = "check"
         t0 = time.perf_counter()
         rels = [
             DaskBucketized(dd.read_parquet(p), QI, SA, "group", "pid",
@@ -151,9 +157,11 @@ def run_size(n: int, client, args, folder: Path) -> dict:
             for r, p in enumerate(paths)
         ]  # fmt: skip
         row["check_s"] = time.perf_counter() - t0
+        sampler.phase = "build"
         t0 = time.perf_counter()
         s = build_distributed(rels, client)
         row["build_s"] = time.perf_counter() - t0
+        sampler.phase = "solve"
         t0 = time.perf_counter()
         result = solve_distributed(s, data / "answer", client=client)
         row["solve_s"] = time.perf_counter() - t0
@@ -165,6 +173,8 @@ def run_size(n: int, client, args, folder: Path) -> dict:
         entropy=result.certificate.entropy, dual_bound=result.certificate.dual_bound,
         worker_peak_gb=max(sampler.workers.values(), default=0) / GB,
         client_peak_gb=sampler.client_peak / GB, spilled_gb=sampler.spilled / GB,
+        phase_peaks_gb={k: [v / GB for v in p] for k, p in sampler.phases.items()},
+        settings={"workers": args.workers, "memory": args.memory},
     )  # fmt: skip
     comps = pd.read_parquet(data / "answer" / "components")
     row["cells"] = int(comps["cells"].sum())
@@ -193,9 +203,10 @@ def table(rows: list[dict]) -> list[str]:
     out = [
         "| people | records | classes | cells | Relation rows | components (Newton-CG) "
         "| check s | build s | solve s | total s | Newton / CG iterations "
-        "| worker peak GB | client peak GB | spilled GB | residual | gap "
+        "| worker peak GB | client peak GB | client GB check / build / solve "
+        "| worker GB check / build / solve | spilled GB | residual | gap "
         "| in-memory s (GB); residual / gap | max abs Δ post |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         mem = r.get("in_memory")
@@ -205,12 +216,16 @@ def table(rows: list[dict]) -> list[str]:
             else "–"
         )
         diff = f"{r['max_diff']:.1e}" if "max_diff" in r else "–"
+        ph = r.get("phase_peaks_gb", {})
+        by = [[f"{ph[k][j]:.2f}" if k in ph else "–" for k in ("check", "build", "solve")]
+              for j in (0, 1)]  # fmt: skip
         out.append(
             f"| {r['people']:,} | {r['records']:,} | {r['classes']:,} | {r['cells']:,} "
             f"| {r['rows']:,} | {r['components']:,} ({r['newton_cg']}) | {r['check_s']:.1f} "
             f"| {r['build_s']:.1f} | {r['solve_s']:.1f} | {r['total_s']:.1f} "
             f"| {r.get('newton_iterations', 0)} / {r.get('cg_iterations', 0)} "
-            f"| {r['worker_peak_gb']:.2f} | {r['client_peak_gb']:.2f} | {r['spilled_gb']:.2f} "
+            f"| {r['worker_peak_gb']:.2f} | {r['client_peak_gb']:.2f} | {' / '.join(by[0])} "
+            f"| {' / '.join(by[1])} | {r['spilled_gb']:.2f} "
             f"| {r['residual']:.1e} | {r['gap']:.1e} | {ref} | {diff} |"
         )
     return out
@@ -257,7 +272,7 @@ def main(argv=None) -> int:
     lines = [
         "# Distributed build and solve: pooled releases on a LocalCluster",
         "",
-        f"`PYTHONPATH=. python benchmarks/distributed.py --sizes "
+        f"`PYTHONPATH=. python benchmarks/dask_cluster.py --sizes "
         f"{' '.join(f'{s:g}' for s in args.sizes)} --workers {args.workers} --memory "
         f"{args.memory} --regions {args.regions}` ({info['date']}, {info['nproc']} cores, load "
         f"average at start {info['loadavg_at_start'][0]:.2f}, at end {load[0]:.2f}). "
