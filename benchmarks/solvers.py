@@ -531,6 +531,20 @@ def _keep_signatures(people: np.ndarray, s: np.ndarray, sig: dict, rng) -> list[
     return buckets
 
 
+def _publish(frame, s, new, size: int, sig: dict, buckets: list, frames: list, rng):
+    """Bucket the newcomers ``new`` in buckets of ``size`` distinct values (their
+    signatures recorded in ``sig``) after ``buckets``, append the release frame to
+    ``frames``; the published positions."""
+    for b in _distinct_buckets(s[new], size, rng):
+        members = new[b]
+        sig.update((p, tuple(sorted(s[members]))) for p in members)
+        buckets.append(members)
+    published = np.concatenate(buckets)
+    bucket = np.repeat(np.arange(1, len(buckets) + 1), [len(b) for b in buckets])
+    frames.append(frame.iloc[published].assign(bucket=bucket).reset_index(drop=True))
+    return published
+
+
 def signature_sequence(frame, sa: str, n0: int, n_rel: int, size: int, rng):
     """Signature-keeping releases of ``frame`` (position = pid): release 1 buckets the
     first ``n0`` people into buckets of ``size`` distinct values; each later release loses
@@ -551,13 +565,7 @@ def signature_sequence(frame, sa: str, n0: int, n_rel: int, size: int, rng):
             new, nxt = np.arange(nxt, min(nxt + m, len(frame))), min(nxt + m, len(frame))
         else:
             new = np.arange(n0)
-        for b in _distinct_buckets(s[new], size, rng):
-            members = new[b]
-            sig.update((p, tuple(sorted(s[members]))) for p in members)
-            buckets.append(members)
-        published = np.concatenate(buckets)
-        bucket = np.repeat(np.arange(1, len(buckets) + 1), [len(b) for b in buckets])
-        frames.append(frame.iloc[published].assign(bucket=bucket).reset_index(drop=True))
+        published = _publish(frame, s, new, size, sig, buckets, frames, rng)
     return frames
 
 
@@ -611,13 +619,7 @@ def joining_sequence(frame, sa: str, n0: int, n_rel: int, size: int, rng):
             new = np.array(new, dtype=int)
         else:
             new = np.arange(n0)
-        for b in _distinct_buckets(s[new], size, rng):
-            members = new[b]
-            sig.update((p, tuple(sorted(s[members]))) for p in members)
-            buckets.append(members)
-        published = np.concatenate(buckets)
-        bucket = np.repeat(np.arange(1, len(buckets) + 1), [len(b) for b in buckets])
-        frames.append(frame.iloc[published].assign(bucket=bucket).reset_index(drop=True))
+        published = _publish(frame, s, new, size, sig, buckets, frames, rng)
     return frames
 
 
