@@ -32,7 +32,7 @@ from ..releases.bucketized import Bucketized, check_input_table
 from ..releases.checks import check_label, rng_of
 from ..releases.checks import shorten as _shorten
 
-__all__ = ["history_releases", "m_invariant"]
+__all__ = ["check_next_table", "history_releases", "m_invariant"]
 
 
 def m_invariant(
@@ -115,25 +115,8 @@ def m_invariant(
     0, 1, ...; ``counterfeit_counts()`` is the published count per group.
     """
     m = _check_m(m)
-    if person is None:
-        raise ReleaseError(
-            "m_invariant needs person=...: the pseudonym column that links a person across releases"
-        )
-    qi = check_input_table(frame, qi, sa, group, person, "m_invariant")
-    check_label(counterfeits, "m_invariant: counterfeits")
-    if counterfeits in qi + [sa, group, person]:
-        raise ReleaseError(
-            f"counterfeits column name {counterfeits!r} is already used by another role; "
-            "pass another name with counterfeits=..."
-        )
-    if len(frame) == 0:
-        raise ReleaseError("m_invariant needs at least one person, the table has no rows")
+    qi = check_next_table(frame, qi, sa, group, person, counterfeits, "m_invariant")
     ids = frame[person]
-    if ids.duplicated().any():
-        dup = ids[ids.duplicated()].iloc[0]
-        raise ReleaseError(
-            f"person id {_short(dup)} occurs in more than one row of column {person!r}"
-        )
     releases = history_releases(history, "m-invariance follows each person from release to release")
     sig, seen_values = _signatures(releases, sa, m, ids)
     values = frame[sa].to_numpy(dtype=object)
@@ -168,6 +151,36 @@ def _check_m(m) -> int:
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
         raise ReleaseError(f"m must be an integer of at least 2, got {m!r}")
     return int(m)
+
+
+def check_next_table(frame, qi, sa, group, person, counterfeits, name: str) -> list:
+    """The checks of a table to publish next with person ids and counterfeits (``name``:
+    the function, for the messages); the QI columns as a list.
+
+    >>> check_next_table(pd.DataFrame({"a": [1], "s": ["x"], "id": [7]}), ["a"], "s",
+    ...                  "group", "id", "counterfeit", "f")
+    ['a']
+    """
+    if person is None:
+        raise ReleaseError(
+            f"{name} needs person=...: the pseudonym column that links a person across releases"
+        )
+    qi = check_input_table(frame, qi, sa, group, person, name)
+    check_label(counterfeits, f"{name}: counterfeits")
+    if counterfeits in [*qi, sa, group, person]:
+        raise ReleaseError(
+            f"counterfeits column name {counterfeits!r} is already used by another role; "
+            "pass another name with counterfeits=..."
+        )
+    if len(frame) == 0:
+        raise ReleaseError(f"{name} needs at least one person, the table has no rows")
+    ids = frame[person]
+    if ids.duplicated().any():
+        dup = ids[ids.duplicated()].iloc[0]
+        raise ReleaseError(
+            f"person id {_short(dup)} occurs in more than one row of column {person!r}"
+        )
+    return qi
 
 
 def history_releases(history, why: str) -> list[Bucketized]:

@@ -6,6 +6,41 @@ knowledge), checks every person (:mod:`.plan_checks`) and repairs only the group
 people who fail, re-checking the components a repair touched, until every check passes
 or no repair is left. It returns the release and a :class:`PlanReport`.
 
+**The candidate**: with ``m``, :func:`~.m_invariant.m_invariant` with
+``max(m, l)`` (else ``m`` when the history is not that unique), where ``l`` is the
+fewest distinct values per group with 1/l below ``tau`` (``floor(1/tau) + 1``, at
+most the number of values: ``ceil(1/tau)`` groups would reach ``tau`` when 1/tau is
+whole); without ``m``, the history-guided release (:func:`~.history.history_guided`
+from the last earlier release) or, for a first release, Anatomy with ``l`` (padded
+with counterfeits by the m-unique rule where Anatomy cannot be l-diverse).
+
+**Repairs**, once per round for every person who fails (never one person at a time):
+
+* people who fail on ``history`` alone are not repaired (possible worlds only shrink
+  as releases are added; the report names them), nor worst-case failures (a merge or
+  a counterfeit only adds tables: an upper bound never goes down);
+* a failing person's group (for someone who left, the groups of their old group-mates)
+  first gets *counterfeits* of the values of their earlier signature it lacks (the
+  values every earlier group of theirs published; once per group), else is *merged*
+  with a neighbour group: the one adding most of the values wanted, then one whose
+  members keep their signature (a compatible signature), then the nearest in the
+  quasi-identifiers.
+
+Both repairs only add possible worlds (no one's possible values shrink). After each
+round the components the repairs touched are checked again, the others keep their
+answers (with knowledge or the learned adversary the whole model is checked again).
+The loop ends when everyone passes, after ``max_rounds`` rounds or when no repair is
+left; the release returned is the one with the fewest failing people, then failed
+checks (the earliest of them). Nothing is raised when no release passes:
+``report.passed`` is False and ``report.reasons`` says why (for example ``tau`` at
+most 1/d with d distinct values: every posterior of d values or fewer has a value at
+1/d or more).
+
+**Utility** (:mod:`.utility`): the mean relative error of ``queries`` random count
+queries over QI and sensitive value answered under the uniform-within-group
+assumption, the share of counterfeit records and the mean group size, of the
+candidate and of the returned release.
+
 >>> import pandas as pd
 >>> from maxent_privacy.anonymize import plan_release
 >>> t1 = pd.DataFrame({"id": range(1, 7), "age": [21, 23, 30, 50, 52, 60],
@@ -32,11 +67,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import KnowledgeError, MaxEntError, ReleaseError
-from ..releases.bucketized import Bucketized, check_input_table
-from ..releases.checks import check_label, shorten
+from ..releases.bucketized import Bucketized
+from ..releases.checks import shorten
 from .anatomy import anatomize
 from .history import history_guided
-from .m_invariant import history_releases, m_invariant
+from .m_invariant import check_next_table, history_releases, m_invariant
 from .plan_checks import ADVERSARIES, TOL, Checker, Records, failures
 from .plan_repairs import Repairs, mates, plain, renumber, spans
 from .plan_report import PlanReport
@@ -369,40 +404,8 @@ def plan_release(
     (c) with ``m``, every person keeps at least ``m`` possible values.
 
     Every person of the pooled releases is checked, those who left too. How the
-    candidate is made: with ``m``, :func:`~.m_invariant.m_invariant` with
-    ``max(m, l)`` (else ``m`` when the history is not that unique), where ``l`` is the
-    fewest distinct values per group with 1/l below ``tau`` (``floor(1/tau) + 1``, at
-    most the number of values: ``ceil(1/tau)`` groups would reach ``tau`` when 1/tau is
-    whole); without ``m``, the history-guided release (:func:`~.history.history_guided`
-    from the last earlier release) or, for a first release, Anatomy with ``l`` (padded
-    with counterfeits by the m-unique rule where Anatomy cannot be l-diverse).
-
-    Repairs, once per round for every person who fails (never one person at a time):
-
-    * people who fail on ``history`` alone are not repaired (possible worlds only shrink
-      as releases are added; the report names them), nor worst-case failures (a merge or
-      a counterfeit only adds tables: an upper bound never goes down);
-    * a failing person's group (for someone who left, the groups of their old group-mates)
-      first gets *counterfeits* of the values of their earlier signature it lacks (the
-      values every earlier group of theirs published; once per group), else is *merged*
-      with a neighbour group: the one adding most of the values wanted, then one whose
-      members keep their signature (a compatible signature), then the nearest in the
-      quasi-identifiers.
-
-    Both repairs only add possible worlds (no one's possible values shrink). After each
-    round the components the repairs touched are checked again, the others keep their
-    answers (with knowledge or the learned adversary the whole model is checked again).
-    The loop ends when everyone passes, after ``max_rounds`` rounds or when no repair is
-    left; the release returned is the one with the fewest failing people, then failed
-    checks (the earliest of them). Nothing is raised when no release passes:
-    ``report.passed`` is False and ``report.reasons`` says why (for example ``tau`` at
-    most 1/d with d distinct values: every posterior of d values or fewer has a value at
-    1/d or more).
-
-    Utility (:mod:`.utility`): the mean relative error of ``queries`` random count
-    queries over QI and sensitive value answered under the uniform-within-group
-    assumption, the share of counterfeit records and the mean group size, of the
-    candidate and of the returned release.
+    candidate is made, how failing people are repaired and how utility is measured: see
+    the module.
 
     Parameters
     ----------
@@ -432,55 +435,20 @@ def plan_release(
     what was checked and changed.
     """
     t0 = time.perf_counter()
-    tau = _check_tau(tau)
-    m = _check_m(m)
-    if adversary not in ADVERSARIES:
-        raise ReleaseError(f"adversary must be one of {list(ADVERSARIES)}, got {adversary!r:.40}")
-    if person is None:
-        raise ReleaseError(
-            "plan_release needs person=...: the pseudonym column that links a person across "
-            "releases"
-        )
-    qi = check_input_table(frame, qi, sa, group, person, "plan_release")
-    check_label(counterfeits, "plan_release: counterfeits")
-    if counterfeits in [*qi, sa, group, person]:
-        raise ReleaseError(
-            f"counterfeits column name {counterfeits!r} is already used by another role; "
-            "pass another name with counterfeits=..."
-        )
-    if len(frame) == 0:
-        raise ReleaseError("plan_release needs at least one person, the table has no rows")
-    if frame[person].duplicated().any():
-        dup = frame[person][frame[person].duplicated()].iloc[0]
-        raise ReleaseError(
-            f"person id {shorten(plain(dup))} occurs in more than one row of column {person!r}"
-        )
-    max_rounds = _check_int(max_rounds, "max_rounds", 0)
-    queries = _check_int(queries, "queries", 1)
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0:
-        raise ReleaseError(f"time_limit must be a number of seconds > 0, got {time_limit!r:.40}")
+    tau, m, qi, max_rounds, queries = _check_arguments(
+        frame, qi, sa, tau, m, adversary, person, group, counterfeits, max_rounds, queries,
+        time_limit,
+    )  # fmt: skip
     history = _history(history, qi, sa)
     _same_values(history, frame, sa, person)
     apply = _knowledge(knowledge)
     say = _say(progress)
 
     notes: list[str] = []
-    reasons: list[str] = []
     seen = pd.concat([frame[sa], *(r.frame[r.sa] for r in history)]).unique().tolist()
     n_values = len(seen)
     l = _smallest_l(tau)  # noqa: E741
-    if adversary != "worst" and tau <= 1.0 / n_values + TOL:
-        reasons.append(
-            f"tau = {tau:g} is at most 1/{n_values}: with {n_values} distinct sensitive "
-            f"values every person's likeliest value has probability 1/{n_values} or more"
-        )
-    if n_values < 2:
-        reasons.append("every person has the same sensitive value: any release tells it")
-    if m is not None and m > n_values:
-        raise ReleaseError(
-            f"m={m} exceeds the {n_values} distinct sensitive values of column {sa!r}: no "
-            "release gives anyone m possible values"
-        )
+    reasons = _data_limits(tau, m, adversary, n_values, sa)
     say("candidate")
     work, words = _candidate(
         history, frame, qi, sa, m, l, n_values, person, seed, group, counterfeits, notes
@@ -493,9 +461,101 @@ def plan_release(
         planner.floor = f"tau is at most 1/{n_values}: below what the data allows"
     say("utility of the candidate")
     before = release_utility(planner.release(work), frame, queries=queries, seed=seed)
+    rounds, repairs, why, best = _repair_rounds(planner, frame, roles, history, max_rounds, say)
+    release, report = _finish(
+        planner, best, rounds, repairs, why, reasons, words, before, queries, seed, t0
+    )
+    return release, report
+
+
+def _finish(planner, best, rounds, repairs, why, reasons, words, before, queries, seed, t0):
+    """The best round's release, its groups numbered 1, 2, ..., and the PlanReport."""
+    (n_fail, _), best_round, work, table, best_checks = best
+    fails = failures(table, planner.tau, planner.m)
+    if n_fail and best_round < len(rounds) - 1:
+        planner.notes.append(
+            f"round {best_round} had the fewest failing people ({n_fail}, then failed checks); "
+            "its release is returned"
+        )
+        repairs = [r for r in repairs if r["round"] <= best_round]
+    work, mapping = renumber(work, planner.group, planner.counterfeits)
+    release = planner.release(work)
+    planner.say("utility of the release")
+    after = release_utility(release, planner.frame, queries=queries, seed=seed)
+    repairs_frame = pd.DataFrame(
+        repairs, columns=["round", "person", "check", "value", "number", "action", "group"]
+    )
+    if len(repairs_frame):
+        repairs_frame["group"] = repairs_frame["group"].map(lambda g: mapping.get(g, g))
+    default = f"still fails after {max(0, len(rounds) - 1)} round(s) of repairs"
+    failing = fails.assign(
+        why=[why.get((p, c), default) for p, c in zip(fails["person"], fails["check"], strict=True)]
+    )
+    if len(failing):
+        reasons.append(_failing_words(failing))
+    report = PlanReport(
+        passed=len(failing) == 0,
+        adversary=planner.adversary,
+        tau=planner.tau,
+        m=planner.m,
+        candidate=words,
+        checks=pd.DataFrame(best_checks),
+        repairs=repairs_frame,
+        failing=failing.reset_index(drop=True),
+        utility_before=before,
+        utility_after=after,
+        rounds=pd.DataFrame(rounds),
+        reasons=list(dict.fromkeys(reasons)),
+        notes=list(dict.fromkeys(planner.notes + planner.checker.notes)),
+        seconds=time.perf_counter() - t0,
+    )
+    return release, report
+
+
+def _check_arguments(
+    frame, qi, sa, tau, m, adversary, person, group, counterfeits, max_rounds, queries, time_limit
+):
+    """The arguments of :func:`plan_release` checked: (tau, m, qi, max_rounds, queries)."""
+    tau = _check_tau(tau)
+    m = _check_m(m)
+    if adversary not in ADVERSARIES:
+        raise ReleaseError(f"adversary must be one of {list(ADVERSARIES)}, got {adversary!r:.40}")
+    qi = check_next_table(frame, qi, sa, group, person, counterfeits, "plan_release")
+    max_rounds = _check_int(max_rounds, "max_rounds", 0)
+    queries = _check_int(queries, "queries", 1)
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0:
+        raise ReleaseError(f"time_limit must be a number of seconds > 0, got {time_limit!r:.40}")
+    return tau, m, qi, max_rounds, queries
+
+
+def _data_limits(tau, m, adversary, n_values: int, sa) -> list[str]:
+    """Why no release can pass with so few sensitive values (empty: nothing stops it); an
+    ``m`` above their number is an error."""
+    reasons = []
+    if adversary != "worst" and tau <= 1.0 / n_values + TOL:
+        reasons.append(
+            f"tau = {tau:g} is at most 1/{n_values}: with {n_values} distinct sensitive "
+            f"values every person's likeliest value has probability 1/{n_values} or more"
+        )
+    if n_values < 2:
+        reasons.append("every person has the same sensitive value: any release tells it")
+    if m is not None and m > n_values:
+        raise ReleaseError(
+            f"m={m} exceeds the {n_values} distinct sensitive values of column {sa!r}: no "
+            "release gives anyone m possible values"
+        )
+    return reasons
+
+
+def _repair_rounds(planner, frame, roles, history, max_rounds: int, say):
+    """Check the candidate, then repair the failing people round after round:
+    (rounds, repairs, why, best), ``best`` = ((people failing, checks failing), round,
+    working table, checks table, certificates) of the round with the fewest failures."""
+    qi, sa = roles[0], roles[1]
+    tau, m = planner.tau, planner.m
     say("round 0: checking the candidate")
     t_round = time.perf_counter()
-    table, certs, rec, n_checked = planner.check(work, rnd=0)
+    table, certs, rec, n_checked = planner.check(planner.work, rnd=0)
     values = rec.values
     counts = frame[sa].value_counts(sort=False)
     common = sorted(
@@ -503,9 +563,7 @@ def plan_release(
     )
     repairs_of = Repairs(roles, values, common, history, spans(frame, qi))
     all_checks = list(certs)
-    rounds, repairs = [], []
-    best = None
-    why: dict = {}
+    rounds, repairs, why, best = [], [], {}, None
     for rnd in range(max_rounds + 1):
         fails = failures(table, tau, m)
         n_fail = fails["person"].nunique()
@@ -534,48 +592,7 @@ def plan_release(
         repairs += rows
         table, certs, _, n_checked = planner.check(planner.work, touched, rnd + 1, old=table)
         all_checks += certs
-    (n_fail, _), best_round, work, table, best_checks = best
-    fails = failures(table, tau, m)
-    if n_fail and best_round < len(rounds) - 1:
-        notes.append(
-            f"round {best_round} had the fewest failing people ({n_fail}, then failed checks); "
-            "its release is returned"
-        )
-        repairs = [r for r in repairs if r["round"] <= best_round]
-    work, mapping = renumber(work, group, counterfeits)
-    release = planner.release(work)
-    say("utility of the release")
-    after = release_utility(release, frame, queries=queries, seed=seed)
-    repairs_frame = pd.DataFrame(
-        repairs, columns=["round", "person", "check", "value", "number", "action", "group"]
-    )
-    if len(repairs_frame):
-        repairs_frame["group"] = repairs_frame["group"].map(lambda g: mapping.get(g, g))
-    done = max(0, len(rounds) - 1)
-    default = f"still fails after {done} round(s) of repairs"
-    failing = fails.assign(
-        why=[why.get((p, c), default) for p, c in zip(fails["person"], fails["check"], strict=True)]
-    )
-    if len(failing):
-        reasons.append(_failing_words(failing))
-    checks = pd.DataFrame(best_checks)
-    report = PlanReport(
-        passed=len(failing) == 0,
-        adversary=adversary,
-        tau=tau,
-        m=m,
-        candidate=words,
-        checks=checks,
-        repairs=repairs_frame,
-        failing=failing.reset_index(drop=True),
-        utility_before=before,
-        utility_after=after,
-        rounds=pd.DataFrame(rounds),
-        reasons=list(dict.fromkeys(reasons)),
-        notes=list(dict.fromkeys(notes + checker.notes)),
-        seconds=time.perf_counter() - t0,
-    )
-    return release, report
+    return rounds, repairs, why, best
 
 
 def _failing_words(failing: pd.DataFrame) -> str:
