@@ -1,9 +1,14 @@
 """Small models the tests share (import ``from paper_models import ...``; the tests folder
 is on the path through its conftest)."""
 
+import numpy as np
 import pandas as pd
 
 from maxent_privacy import Bucketized, Generalized, MaxEntModel, datasets
+from maxent_privacy.mondrian import mondrian
+
+#: the quasi-identifiers of :func:`mondrian_pair`
+MONDRIAN_QI = ["age", "sex", "race", "marital_status", "relationship"]
 
 
 def figure1_model(person="name", knowledge=True) -> MaxEntModel:
@@ -44,3 +49,21 @@ def two_box_model() -> MaxEntModel:
     )
     release = Generalized(rows, qi=["sex", "age"], sa="s", group="g")
     return MaxEntModel(release, populations=people)
+
+
+def mondrian_pair(n: int, seed: int, relaxed: bool = True) -> MaxEntModel:
+    """Two Mondrian releases (overlapping boxes when ``relaxed``) of 80 % samples of
+    ``n`` Adult people, ``education`` sensitive, published without person ids, with
+    their populations."""
+    adult = datasets.load_adult()
+    rng = np.random.default_rng(seed)
+    people = adult.iloc[rng.choice(len(adult), n, replace=False)].reset_index(drop=True)
+    people.index = pd.Index([f"p{i}" for i in range(n)], name="pid")
+    qi = MONDRIAN_QI
+    releases, populations = [], []
+    for r in range(2):
+        sub = people.iloc[np.sort(rng.choice(n, int(0.8 * n), replace=False))]
+        frame = sub[qi + ["education"]].reset_index(drop=True)
+        releases.append(mondrian(frame, qi, "education", k=3 + r, c=0.6, relaxed=relaxed))
+        populations.append(sub[qi])
+    return MaxEntModel(releases, populations=populations)

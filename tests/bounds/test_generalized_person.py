@@ -12,33 +12,13 @@ an independent LP's (scipy's HiGHS on the model's data rows, written here).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
+from paper_models import mondrian_pair
 from scipy.optimize import linprog
 
 import maxent_privacy.bounds.targets as targets_module
-from maxent_privacy import MaxEntModel, datasets
 from maxent_privacy.bounds.closed_form import Pieces
 from maxent_privacy.bounds.lp import Open
-from maxent_privacy.mondrian import mondrian
-
-QI = ["age", "sex", "race", "marital_status", "relationship"]
-
-
-def released(n: int, seed: int, relaxed: bool) -> MaxEntModel:
-    """Two Mondrian releases (overlapping boxes when ``relaxed``) of 80 % samples of
-    ``n`` Adult people, published without person ids, with their populations."""
-    adult = datasets.load_adult()
-    rng = np.random.default_rng(seed)
-    people = adult.iloc[rng.choice(len(adult), n, replace=False)].reset_index(drop=True)
-    people.index = pd.Index([f"p{i}" for i in range(n)], name="pid")
-    releases, populations = [], []
-    for r in range(2):
-        sub = people.iloc[np.sort(rng.choice(n, int(0.8 * n), replace=False))]
-        frame = sub[QI + ["education"]].reset_index(drop=True)
-        releases.append(mondrian(frame, QI, "education", k=3 + r, c=0.6, relaxed=relaxed))
-        populations.append(sub[QI])
-    return MaxEntModel(releases, populations=populations)
 
 
 def class_counts(model, frame) -> tuple[np.ndarray, np.ndarray]:
@@ -50,7 +30,7 @@ def class_counts(model, frame) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize(("seed", "relaxed"), [(0, True), (1, True), (2, False), (3, False)])
 def test_individuals_follow_from_their_class(seed, relaxed):
-    model = released(60, seed, relaxed)
+    model = mondrian_pair(60, seed, relaxed)
     person = model.bounds(by="person", exact=True, time_limit=300)
     person_lp = model.bounds(by="person", time_limit=300)
     share = model.bounds(by="class", exact=True, time_limit=300)
@@ -73,7 +53,7 @@ def test_individuals_follow_from_their_class(seed, relaxed):
 
 @pytest.mark.parametrize("relaxed", [True, False])
 def test_class_lp_counts_against_an_independent_lp(relaxed):
-    model = released(50, 4, relaxed)
+    model = mondrian_pair(50, 4, relaxed)
     share = model.bounds(by="class", time_limit=300)
     n, c = class_counts(model, share)
     A, b, _ = targets_module.data_rows(model)

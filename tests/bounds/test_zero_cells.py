@@ -4,36 +4,17 @@ cell, on generalized releases with a population whose people may sit in several 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
+from paper_models import mondrian_pair
 from scipy.optimize import linprog
 
-from maxent_privacy import MaxEntModel, datasets
 from maxent_privacy.bounds.targets import data_rows
-from maxent_privacy.mondrian import mondrian
 from maxent_privacy.solve.forced_zeros import max_support
-
-QI = ["age", "sex", "race", "marital_status", "relationship"]
-
-
-def overlapping(n: int, seed: int) -> MaxEntModel:
-    """Two relaxed Mondrian releases (overlapping boxes) of samples of ``n`` Adult people."""
-    adult = datasets.load_adult()
-    rng = np.random.default_rng(seed)
-    people = adult.iloc[rng.choice(len(adult), n, replace=False)].reset_index(drop=True)
-    people.index = pd.Index([f"p{i}" for i in range(n)], name="pid")
-    releases, populations = [], []
-    for r in range(2):
-        sub = people.iloc[np.sort(rng.choice(n, int(0.8 * n), replace=False))]
-        frame = sub[QI + ["education"]].reset_index(drop=True)
-        releases.append(mondrian(frame, QI, "education", k=3 + r, c=0.6, relaxed=True))
-        populations.append(sub[QI])
-    return MaxEntModel(releases, populations=populations)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_max_support_is_every_cell_some_table_makes_positive(seed):
-    model = overlapping(40, seed)
+    model = mondrian_pair(40, seed)
     A, b, _ = data_rows(model)
     n = A.shape[1]
     support = max_support(A, b, None, None, np.ones(n, dtype=bool))
@@ -49,7 +30,7 @@ def test_bounds_agree_with_and_without_the_support_lp(monkeypatch):
     """The same bounds whether the zero cells come from rounds alone or from the one LP."""
     import maxent_privacy.bounds.lp as lp_module
 
-    model = overlapping(60, 3)
+    model = mondrian_pair(60, 3)
     fast = model.bounds(by="class", time_limit=120)
     monkeypatch.setattr(lp_module, "ZERO_ROUNDS", 10**6)
     slow = model.bounds(by="class", time_limit=120)
