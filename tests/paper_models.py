@@ -1,6 +1,10 @@
 """Small models the tests share (import ``from paper_models import ...``; the tests folder
 is on the path through its conftest)."""
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -67,3 +71,17 @@ def mondrian_pair(n: int, seed: int, relaxed: bool = True) -> MaxEntModel:
         releases.append(mondrian(frame, qi, "education", k=3 + r, c=0.6, relaxed=relaxed))
         populations.append(sub[qi])
     return MaxEntModel(releases, populations=populations)
+
+
+def benchmark(name: str):
+    """The module ``benchmarks/<name>.py``, loaded from its file (``sys.path`` is left
+    alone: the benchmarks folder on the path would shadow installed packages, as a
+    ``distributed.py`` there once hid Dask's in spawned workers)."""
+    key = f"_benchmark_{name}"
+    if key not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(key, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]

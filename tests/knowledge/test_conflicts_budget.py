@@ -2,18 +2,15 @@
 item 3): the explanation's LPs, its ``time_limit`` and what the message says when it is
 cut short."""
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from paper_models import benchmark
 
 from maxent_privacy import Bucketized, InfeasibleKnowledge, MaxEntModel, datasets
 from maxent_privacy.knowledge import conflicts
 from maxent_privacy.knowledge.conflicts import conflict_moves, explain_infeasibility, explained
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 
 @pytest.fixture
@@ -89,7 +86,7 @@ def test_moves_cut_short_are_named(contradiction, monkeypatch):
 def test_hospital_contradiction_in_seconds(style):
     """benchmarks/infeasible.py at 2,000 patients: 67 s (ARX) and 14 s (sdcMicro)
     before issue 21, nearly all in HiGHS's search for dependent equations."""
-    import infeasible
+    infeasible = benchmark("infeasible")
 
     t0 = time.perf_counter()
     out = infeasible.child(style, 2_000)

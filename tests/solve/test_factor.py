@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from paper_models import benchmark
 
 from maxent_privacy.solve import factor as factor_module
 from maxent_privacy.solve.factor import HAVE_CHOLMOD, Qdldl, Supernodal, factor, prefer_ldl
@@ -101,13 +102,10 @@ def _counted(cls, made: list):
 def test_the_solve_path_gives_the_same_answer_with_either_backend(monkeypatch):
     """A pooled three-release instance solved with every factorization by qdldl and with
     CHOLMOD from 10 rows on: the same certified answer."""
-    import sys
-    from pathlib import Path
 
     from maxent_privacy import MaxEntModel
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from random_instances import instance
+    instance = benchmark("random_instances").instance
 
     releases = instance(101, (300, 600))[0]
     monkeypatch.setattr(factor_module, "HAVE_CHOLMOD", False)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from paper_models import benchmark
 
 from maxent_privacy.solve.hessian import Gram, _unique_inverse, block_jacobi, hessian, solve_upper
 
@@ -136,14 +137,11 @@ def test_pcg_step_with_an_earlier_factor(monkeypatch):
 def test_newton_with_pcg_steps_gives_the_same_answer(monkeypatch, seed):
     """Inexact Newton (PCG with the last factor) and exact Newton reach the same answer
     on random two- and three-release instances, each with its certificate."""
-    import sys
-    from pathlib import Path
 
     from maxent_privacy import MaxEntModel
     from maxent_privacy.solve import hessian as hessian_module
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from random_instances import instance
+    instance = benchmark("random_instances").instance
 
     model = MaxEntModel(instance(seed, (300, 600))[0])
     monkeypatch.setattr(hessian_module, "_pcg_budget", lambda *a: 0)  # always refactor
@@ -197,15 +195,12 @@ def test_block_jacobi_is_the_inverse_of_the_diagonal_blocks():
 def test_newton_with_block_jacobi_steps_gives_the_same_answer(monkeypatch, seed):
     """Newton steps by block-Jacobi conjugate gradients (blocks: the buckets' Relation
     rows) reach the answer of exact steps, with the certificate."""
-    import sys
-    from pathlib import Path
 
     from maxent_privacy import MaxEntModel
     from maxent_privacy.solve import hessian as hessian_module
     from maxent_privacy.solve import newton as newton_module
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from random_instances import instance
+    instance = benchmark("random_instances").instance
 
     model = MaxEntModel(instance(seed, (300, 600))[0])
     monkeypatch.setattr(hessian_module, "_pcg_budget", lambda *a: 0)  # exact steps

@@ -1,15 +1,13 @@
 """Presolve's flow rules on pooled releases (solve/flows.py): every cell they fix is fixed
 in every feasible table (checked by LPs), and they find the zeros an LP finds."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paper_models import benchmark
 from scipy.optimize import linprog
 
 from maxent_privacy import Bucketized, MaxEntModel
@@ -104,8 +102,7 @@ def test_what_presolve_leaves_the_solve_proves(monkeypatch):
 def _adult_instance(seed):
     """The benchmark's random instances (benchmarks/random_instances.py), 200 to 500
     people per release."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from random_instances import instance
+    instance = benchmark("random_instances").instance
 
     return instance(seed, (200, 500))[0]
 
