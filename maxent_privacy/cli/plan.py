@@ -23,7 +23,6 @@ the checks; the best found is written all the same, and the page says why.
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -37,8 +36,6 @@ EXIT_NOT_PASSED = 5
 #: the steps of ``maxent-privacy plan`` (the planner's own steps are shown beside them)
 PLAN_STEPS = ("read", "plan", "the files")
 
-_INTEGER = re.compile(r"-?(?:0|[1-9]\d{0,17})")
-_DECIMAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?")
 
 PLAN_EPILOG = (
     "  5    plan: no release passed the checks (the best found is written; the page says why)"
@@ -147,13 +144,15 @@ def _numbers(frames: list, columns: list) -> None:
     them become numbers there (in place); others stay text."""
     import pandas as pd
 
+    from .releases import DECIMAL, INTEGER
+
     for col in columns:
         held = [f for f in frames if col in f.columns]
         cells = [f[col].dropna().astype(str).str.strip() for f in held]
         if not held or not any(len(c) for c in cells):
             continue
-        for rule in (_INTEGER, _DECIMAL):
-            if all(c.str.fullmatch(rule.pattern).all() for c in cells):
+        for rule in (INTEGER, DECIMAL):
+            if all(c.str.fullmatch(rule).all() for c in cells):
                 for f in held:
                     f[col] = pd.to_numeric(f[col].str.strip())
                 break

@@ -32,14 +32,22 @@ from .inputs import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMATS", "build_model", "derive_groups", "load_statements", "report_model"]
+__all__ = [
+    "DECIMAL",
+    "FORMATS",
+    "INTEGER",
+    "build_model",
+    "derive_groups",
+    "load_statements",
+    "report_model",
+]
 
 #: ``--formats`` -> the ``formats`` of :class:`~maxent_privacy.releases.generalized.Generalized`
 FORMATS = {"auto": "auto", "ours": "ours", "none": None}
 
 # numbers written without leading zeros: 02139 (a zip code) stays text
-_INTEGER = r"-?(?:0|[1-9]\d{0,17})"
-_DECIMAL = r"-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?"
+INTEGER = r"-?(?:0|[1-9]\d{0,17})"
+DECIMAL = r"-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?"
 
 
 def load_statements(args) -> list:
@@ -217,8 +225,8 @@ def population_table(people: pd.DataFrame, id_column: str, qi) -> pd.DataFrame:
     people = people.copy()
     for col in qi:  # numbers as numbers (ages sort and compare as numbers), codes as text
         text = people[col].str.strip()
-        if text.str.fullmatch(_INTEGER).all():
+        if text.str.fullmatch(INTEGER).all():
             people[col] = text.astype("int64")
-        elif text.str.fullmatch(_DECIMAL).all():
+        elif text.str.fullmatch(DECIMAL).all():
             people[col] = text.astype(float)
     return people.set_index(id_column)
