@@ -114,6 +114,7 @@ def definetti(
     # counterfeit records (phantom classes) have no QI: the learner sees real people's
     # classes only, and the phantoms keep a flat prior (their maximum-entropy share)
     real = ~model.structure.phantom
+    everyone = bool(real.all())
     qi = model.classes.loc[real, list(model.qi)].reset_index(drop=True)
     kwargs = {"encoded": encode(qi)} if fit in LEARNERS.values() else {}
     if learner == "logistic_regression":
@@ -126,10 +127,14 @@ def definetti(
     def round_(table):
         """One round: fit the learner to ``table``, project its prior (checked)."""
         t = time.perf_counter()
-        p = np.full(table.shape, 1.0 / max(len(values), 1))
-        p[real] = fit(qi, table[real], **kwargs)
-        seen = table[real]
-        loglik = float((seen * np.log(np.maximum(p[real], 1e-300))).sum() / seen.sum())
+        if everyone:
+            p = seen_p = fit(qi, table, **kwargs)
+            seen = table
+        else:
+            p = np.full(table.shape, 1.0 / max(len(values), 1))
+            seen = table[real]
+            p[real] = seen_p = fit(qi, seen, **kwargs)
+        loglik = float((seen * np.log(np.maximum(seen_p, 1e-300))).sum() / seen.sum())
         new = project(p)
         change = float(np.max(np.abs(new - table) / n, initial=0.0))
         last["prior"] = p

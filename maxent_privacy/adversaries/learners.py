@@ -25,18 +25,31 @@ import scipy.sparse as sp
 
 from ..errors import KnowledgeError
 
-__all__ = ["LEARNERS", "encode", "naive_bayes", "logistic_regression", "learner"]
+__all__ = ["LEARNERS", "Encoded", "encode", "naive_bayes", "logistic_regression", "learner"]
 
 
-def encode(qi: pd.DataFrame) -> list[sp.csr_array]:
-    """One sparse indicator matrix (classes x levels) per QI column (what a learner
-    reads; computed once per attack and passed as ``encoded``)."""
-    out = []
-    for col in qi.columns:
-        codes, levels = pd.factorize(qi[col].astype(object), use_na_sentinel=False)
-        n = len(codes)
-        out.append(sp.csr_array((np.ones(n), (np.arange(n), codes)), shape=(n, len(levels))))
-    return out
+class Encoded:
+    """The record classes' QI as one sparse indicator matrix ``H`` (classes x levels of
+    every column side by side; ``HT`` its transpose, ``sizes`` the levels per column):
+    what a learner reads, computed once per attack and passed as ``encoded``."""
+
+    def __init__(self, qi: pd.DataFrame):
+        blocks, sizes = [], []
+        for col in qi.columns:
+            codes, levels = pd.factorize(qi[col].astype(object), use_na_sentinel=False)
+            blocks.append(codes + sum(sizes))
+            sizes.append(len(levels))
+        n, k = len(qi), len(blocks)
+        rows = np.repeat(np.arange(n), k)
+        cols = np.column_stack(blocks).ravel() if k else np.zeros(0, dtype=int)
+        self.H = sp.csr_array((np.ones(n * k), (rows, cols)), shape=(n, sum(sizes)))
+        self.HT = self.H.T.tocsr()
+        self.sizes = np.repeat(np.asarray(sizes, dtype=float), sizes)
+
+
+def encode(qi: pd.DataFrame) -> Encoded:
+    """The :class:`Encoded` QI of the record classes."""
+    return Encoded(qi)
 
 
 def naive_bayes(
@@ -45,16 +58,16 @@ def naive_bayes(
     """P(s | QI) per class by categorical naive Bayes fitted to ``counts`` (weights),
     Laplace smoothing ``alpha``: P(v | s) = (N[v, s] + alpha) / (N[s] + alpha |V|)."""
     counts = np.asarray(counts, dtype=float)
+    enc = encode(qi) if encoded is None else encoded
     n_s = counts.sum(axis=0)
-    score = np.log(n_s + alpha) - np.log(n_s.sum() + alpha * counts.shape[1])
-    score = np.broadcast_to(score, counts.shape).copy()
-    for H in encode(qi) if encoded is None else encoded:
-        N = H.T @ counts  # levels x values
-        logp = np.log(N + alpha) - np.log(n_s + alpha * H.shape[1])
-        score += H @ logp
+    N = enc.HT @ counts  # levels x values
+    logp = np.log(N + alpha) - np.log(n_s + alpha * enc.sizes[:, None])
+    score = enc.H @ logp
+    score += np.log(n_s + alpha) - np.log(n_s.sum() + alpha * counts.shape[1])
     score -= score.max(axis=1, keepdims=True)
-    p = np.exp(score)
-    return p / p.sum(axis=1, keepdims=True)
+    p = np.exp(score, out=score)
+    p /= p.sum(axis=1, keepdims=True)
+    return p
 
 
 def logistic_regression(
@@ -71,7 +84,7 @@ def logistic_regression(
             '"maxent-privacy[learn]" (or use learner="naive_bayes")'
         ) from None
     counts = np.asarray(counts, dtype=float)
-    X = sp.hstack(encode(qi) if encoded is None else encoded, format="csr")
+    X = (encode(qi) if encoded is None else encoded).H
     c, s = np.nonzero(counts > 0)
     out = np.full(counts.shape, 1e-9)
     if len(np.unique(s)) == 1:

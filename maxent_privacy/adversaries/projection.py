@@ -5,7 +5,7 @@ onto the tables a model allows.
   and generalized releases, hard facts);
 * :class:`Scaling`: one release whose components all have the closed form (no facts):
   the I-projection of each bucket
-  (:func:`~maxent_privacy.solve.closed_form.bucket_scaling`, warm-started from the
+  (:func:`~maxent_privacy.solve.matrix_scaling.bucket_scaling`, warm-started from the
   previous round's factors), the class and value totals checked by our own arithmetic
   each round; the last prior is then solved and certified once by ``model.solve(prior=...)``.
 
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SolverFailed
-from ..solve.closed_form import bucket_scaling
+from ..solve.matrix_scaling import bucket_scaling
 
 __all__ = ["Solves", "Scaling", "expected_table", "projector"]
 
@@ -88,6 +88,7 @@ class Scaling(Solves):
             (cells["cls"].to_numpy()[keep], pd.Index(values).get_indexer(cells[model.sa][keep])),
             result.x[keep],
         )
+        self.flat = self.cls * len(values) + self.col  # cell -> (class, value) entry
         x_free = result.x[free]
         self.R = np.bincount(self.cls, weights=x_free, minlength=len(s.class_n))
         self.C = np.bincount(self.gs, weights=x_free, minlength=len(s.sa_n))
@@ -116,9 +117,8 @@ class Scaling(Solves):
             raise SolverFailed(
                 f"deFinetti round {self.rounds}: scaling missed a total by {worst:.1e}"
             )
-        counts = self.base.copy()
-        np.add.at(counts, (cls, self.col), x)
-        return counts
+        counts = np.bincount(self.flat, weights=x, minlength=self.base.size)
+        return counts.reshape(self.base.shape) + self.base
 
     def final(self, p: np.ndarray):
         return self.solve(p)

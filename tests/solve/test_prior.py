@@ -254,7 +254,7 @@ def test_generalized_release_with_population_both_solvers_agree():
 
 def test_alternate_scaling_for_large_buckets_gives_the_newton_answer(monkeypatch):
     """Buckets past NEWTON_MAX_DIM classes + values are scaled alternately (Sinkhorn)."""
-    import maxent_privacy.solve.closed_form as cf
+    import maxent_privacy.solve.matrix_scaling as cf
 
     frame = pd.DataFrame(
         {
