@@ -64,18 +64,24 @@ CG_PARTITION_CELLS = 500_000
 CG_MAX_ITER = 300
 
 
+#: the index dtype of a partition's arrays (a partition holds ~CG_PARTITION_CELLS cells)
+INDEX = np.int32
+
+
 @dataclass
 class Block:
     """One partition's cells (grouped by class): ``cls`` (local class, 0..C-1, in runs
-    starting at ``starts``), class sizes ``R``, ``logn``, and the incidence of cells and
-    rows as pairs ``(cell, row)`` (one per release the cell's class is in). ``rows``: the
-    component's rows this partition touches (positions among the component's ``m``
-    rows); ``row`` indexes them. Vectors over rows come in and go out over ``rows`` only."""
+    starting at ``starts``), class sizes ``R`` (the base measure of each of the class's
+    cells), and the incidence of cells and rows as pairs ``(cell, row)`` (one per release
+    the cell's class is in). ``rows``: the component's rows this partition touches
+    (positions among the component's ``m`` rows); ``row`` indexes them. Vectors over rows
+    come in and go out over ``rows`` only. Per cell it holds 6 bytes and 8 per pair (32-bit
+    indices, a 16-bit value code): the partitions of a giant component are what the workers
+    keep hot for the whole solve."""
 
     cls: np.ndarray
     starts: np.ndarray
     R: np.ndarray
-    logn: np.ndarray
     cell: np.ndarray
     row: np.ndarray
     rows: np.ndarray
@@ -87,6 +93,8 @@ class Block:
     def of(cls_, classes: pd.DataFrame, row_ids: np.ndarray, R: int) -> Block:
         cells = explode_cells(classes, R)
         ids = cells["cls"].to_numpy(np.int64)
+        if len(ids) >= np.iinfo(INDEX).max:
+            raise ValueError(f"a partition of {len(ids):,} cells is past 32-bit indices")
         new = np.r_[True, ids[1:] != ids[:-1]] if len(ids) else np.zeros(0, bool)
         local = np.cumsum(new) - 1
         starts = np.flatnonzero(new)
@@ -94,17 +102,17 @@ class Block:
         has = at >= 0
         cell = np.nonzero(has)[0]
         rows, row = np.unique(np.searchsorted(row_ids, at[has]), return_inverse=True)
+        del at, has
         return cls_(
-            cls=local.astype(np.int64),
-            starts=starts,
+            cls=local.astype(INDEX),
+            starts=starts.astype(INDEX),
             R=cells["n"].to_numpy(float)[starts],
-            logn=np.log(cells["n"].to_numpy(float)),
-            cell=cell.astype(np.int64),
-            row=row.ravel().astype(np.int64),
+            cell=cell.astype(INDEX),
+            row=row.ravel().astype(INDEX),
             rows=rows.astype(np.int64),
             m=len(row_ids),
             cls_id=ids[starts],
-            s=cells["s"].to_numpy(np.int64),
+            s=cells["s"].to_numpy(np.int16),
         )
 
     def Ot(self, v: np.ndarray) -> np.ndarray:
@@ -117,13 +125,15 @@ class Block:
 
     def state(self, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(x, log W)`` at ``lam``."""
-        z = self.logn - self.Ot(lam)
+        # the base measure n_c is one number per class: it cancels in x and comes back
+        # in log W as log n_c
+        z = -self.Ot(lam)
         C = len(self.R)
         zmax = np.maximum.reduceat(z, self.starts) if C else np.zeros(0)
         w = np.exp(z - zmax[self.cls])
         W = np.bincount(self.cls, weights=w, minlength=C)
         x = self.R[self.cls] * w / W[self.cls]
-        return x, np.log(W) + zmax
+        return x, np.log(W) + zmax + np.log(self.R)
 
     def Ox(self, x: np.ndarray) -> np.ndarray:
         return self.O(x)
@@ -167,7 +177,7 @@ class Block:
         return np.concatenate(ats), np.concatenate(coefs)
 
     def entropy(self, x: np.ndarray) -> float:
-        return float(entropy_terms(x, np.exp(self.logn)).sum())
+        return float(entropy_terms(x, self.R[self.cls]).sum())
 
     def posterior(self, x: np.ndarray, values: list) -> pd.DataFrame:
         """One row per class: ``cls`` and P(value | class) per value (``str``)."""
@@ -177,6 +187,20 @@ class Block:
         for j, v in enumerate(values):
             out[str(v)] = p[:, j]
         return out
+
+
+def _block_bytes(block: Block) -> int:
+    """What a :class:`Block` holds, for Dask's memory manager (which would otherwise count
+    a few dozen bytes for it and see the rest as unmanaged memory)."""
+    return 64 + sum(v.nbytes for v in vars(block).values() if isinstance(v, np.ndarray))
+
+
+try:  # registered wherever a Block is unpickled: on the workers too
+    from dask.sizeof import sizeof as _sizeof
+
+    _sizeof.register(Block)(_block_bytes)
+except ImportError:  # pragma: no cover - the module needs Dask anyway
+    pass
 
 
 def _pairs(starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -198,7 +222,7 @@ def _ox_phi(block: Block, st):
     """``O x`` (a part over the partition's rows), then ``sum_c R_c log W_c`` and the
     number of cells next to 0."""
     x = st[0]
-    small = np.count_nonzero(x < tl.NEWTON_SETTLED * np.exp(block.logn))
+    small = np.count_nonzero(x < tl.NEWTON_SETTLED * block.R[block.cls])
     return block.rows, block.Ox(x), np.array([np.sum(block.R * st[1]), small])
 
 

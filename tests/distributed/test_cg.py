@@ -161,3 +161,44 @@ def test_block_products_and_blocks_match_the_hessian():
         (1, 1),
         (2, 2),
     ]
+
+
+def test_a_partition_holds_six_bytes_a_cell_and_eight_a_pair():
+    """What the workers keep hot for a giant component's whole solve: 32-bit indices, a
+    16-bit value code, no per-cell base measure (it is the class size)."""
+    classes = pd.DataFrame({
+        "cls": [0, 1, 2], "n": [2, 1, 3], "mask": [0b11, 0b01, 0b11], "comp": 0,
+        "b0": [0, 0, 0], "m0": [0b11, 0b11, 0b11], "o0": [0, 0, 0],
+        "b1": [1, 2, 1], "m1": [0b11, 0b01, 0b11], "o1": [2, 4, 2],
+    })  # fmt: skip
+    block = Block.of(classes, np.arange(5), 2)
+    cells, pairs = len(block.cls), len(block.cell)
+    per_cell = block.cls.nbytes + block.s.nbytes
+    per_pair = block.cell.nbytes + block.row.nbytes
+    assert (cells, pairs) == (5, 10)
+    assert per_cell == 6 * cells and per_pair == 8 * pairs
+    # the state's log W carries the base measure back: sum_c R_c log W_c at lam = 0
+    x, logW = block.state(np.zeros(len(block.rows)))
+    assert np.allclose(logW, np.log(block.R * np.array([2, 1, 2])))
+    assert np.allclose(np.bincount(block.cls, weights=x), block.R)
+
+
+def test_dask_counts_what_a_partition_holds():
+    from dask.sizeof import sizeof
+
+    classes = pd.DataFrame({
+        "cls": [0, 1], "n": [2, 1], "mask": [0b11, 0b01], "comp": 0,
+        "b0": [0, 0], "m0": [0b11, 0b11], "o0": [0, 0],
+    })  # fmt: skip
+    block = Block.of(classes, np.arange(2), 1)
+    arrays = [
+        block.cls,
+        block.starts,
+        block.R,
+        block.cell,
+        block.row,
+        block.rows,
+        block.cls_id,
+        block.s,
+    ]
+    assert sizeof(block) >= sum(a.nbytes for a in arrays)
