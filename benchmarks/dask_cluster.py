@@ -27,6 +27,8 @@ Run from the repository root::
     PYTHONPATH=. python benchmarks/dask_cluster.py --sizes 1e6 3e6           # ~minutes
     PYTHONPATH=. python benchmarks/dask_cluster.py --sizes 1e6 3e6 1e7 3e7   # the issue's run
     PYTHONPATH=. python benchmarks/dask_cluster.py --sizes 2e5 --workers 2 --memory 1.5GB
+    PYTHONPATH=. python benchmarks/dask_cluster.py --plot benchmarks/results/distributed*.json \
+        --out benchmarks/results/distributed.png                          # the scaling figure
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ _spec.loader.exec_module(_common)
 jsonable, machine_info = _common.jsonable, _common.machine_info
 
 from maxent_privacy.distributed.synthetic import QI, SA, write_synthetic  # noqa: E402
-from maxent_privacy.files import write_text  # noqa: E402
+from maxent_privacy.files import write_together  # noqa: E402
 
 OUT = HERE / "results" / "distributed.md"
 GB = 2**30
@@ -242,7 +244,15 @@ def main(argv=None) -> int:
     ap.add_argument("--folder", type=Path, default=None, help="where the data go (temp)")
     ap.add_argument("--keep", action="store_true", help="keep the data and results")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument(
+        "--plot", nargs="+", type=Path, metavar="JSON",
+        help="draw the scaling figure (--out, .png) from recorded runs; no run",
+    )  # fmt: skip
     args = ap.parse_args(argv)
+    if args.plot:
+        if args.out.resolve() in {p.resolve() for p in args.plot}:
+            raise SystemExit(f"--out {args.out} is one of the inputs")
+        return scaling_plot(args.plot, args.out)
     warnings.simplefilter("ignore")
     import logging
 
@@ -287,9 +297,52 @@ def main(argv=None) -> int:
         "column is `MaxEntModel(...).solve()` on the same files in a child process "
         "(seconds, peak GB).",
     ]
-    write_text(args.out, "\n".join(lines) + "\n")
-    write_text(args.out.with_suffix(".json"), json.dumps(jsonable(rows), indent=1) + "\n")
+    write_together({
+        args.out: "\n".join(lines) + "\n",
+        args.out.with_suffix(".json"): json.dumps(jsonable(rows), indent=1) + "\n",
+    })  # fmt: skip
     print("\n".join(lines))
+    return 0
+
+
+def scaling_plot(sources: list[Path], out: Path) -> int:
+    """The scaling figure from runs already recorded (``.json`` files of this script):
+    seconds per phase and peak memory (largest worker, client) against records."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted(
+        (r for src in sources for r in json.loads(Path(src).read_text())),
+        key=lambda r: r["records"],
+    )
+    if not rows:
+        raise SystemExit(f"no run recorded in {', '.join(map(str, sources))}")
+    x = np.array([r["records"] for r in rows], dtype=float)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    for key, label in (("check_s", "checks"), ("build_s", "build"), ("solve_s", "solve")):
+        a.loglog(x, [r[key] for r in rows], "o-", label=label)
+    a.loglog(x, x / x[0] * rows[0]["solve_s"], ":", color="grey", label="linear in records")
+    a.set(xlabel="records (3 pooled releases)", ylabel="seconds", title="Time")
+    b.semilogx(x, [r["worker_peak_gb"] for r in rows], "o-", label="largest worker")
+    b.semilogx(x, [r["client_peak_gb"] for r in rows], "s-", label="client (and scheduler)")
+    limits = {r["settings"]["memory"] for r in rows}
+    for lim in sorted(limits):
+        gb = float(lim.upper().rstrip("GB"))
+        b.axhline(gb, color="grey", ls="--", lw=0.8)
+        b.annotate(f"worker limit {gb:g} GB", (x[0], gb), va="bottom", fontsize=8)
+    b.axhline(2.0, color="red", ls=":", lw=0.8)
+    b.annotate("client target 2 GB", (x[0], 2.0), va="bottom", fontsize=8, color="red")
+    b.set(xlabel="records (3 pooled releases)", ylabel="peak GB", title="Memory", ylim=(0, None))
+    for ax in (a, b):
+        ax.set_xticks(x, [f"{v / 1e6:.3g}M" for v in x], rotation=45, ha="right")
+        ax.minorticks_off()
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    write_together({out: lambda fh: fig.savefig(fh, format="png", dpi=110)})
+    print(f"wrote {out}")
     return 0
 
 
