@@ -1,15 +1,16 @@
 """``maxent-privacy distributed``: pooled releases built and solved on a Dask cluster.
 
 ``maxent-privacy distributed RELEASE [RELEASE ...] --qi A B --sa S --group G --person P
---out FOLDER [--scheduler ADDRESS] [--workers N] [--memory-limit 3GB] [--threshold P]
-[--max-worker-cells N]`` reads each release (a Parquet file, folder or glob, read by
-``dd.read_parquet``; a ``.csv`` file or glob read by ``dd.read_csv`` with every cell as
-text and only the empty cell missing), links them by ``--person``, builds and solves the
-model on the cluster (:mod:`maxent_privacy.distributed`) and has the workers write
-``FOLDER``: ``posterior/`` (P(S | person)), ``risk/`` (one row per person: QI,
-likeliest value, its posterior, entropy, at risk), ``components/`` and
+--out FOLDER [--scheduler ADDRESS [--connect-timeout SECONDS]] [--workers N]
+[--memory-limit 3GB] [--threshold P] [--max-worker-cells N]`` reads each release (a
+Parquet file, folder or glob, read by ``dd.read_parquet``; a ``.csv`` file or glob read
+by ``dd.read_csv`` with every cell as text and only the empty cell missing), links them by
+``--person``, builds and solves the model on the cluster (:mod:`maxent_privacy.distributed`)
+and has the workers write ``FOLDER``: ``posterior/`` (P(S | person)), ``risk/`` (one row
+per person: QI, likeliest value, its posterior, entropy, at risk), ``components/`` and
 ``certificate.json``. ``--scheduler ADDRESS`` (``tcp://host:8786``) uses a running
-cluster; without it a LocalCluster of ``--workers`` processes is started and closed.
+cluster, tried for ``--connect-timeout`` seconds (10 by default); without it a LocalCluster
+of ``--workers`` processes is started and closed.
 
 The parser imports nothing heavy (:func:`add_distributed_parser`); Dask is imported when
 the command runs.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import time
 
-from ..cli.argtypes import probability, whole
+from ..cli.argtypes import probability, seconds, whole
 from ..errors import MaxEntError
 
 __all__ = ["SchedulerError", "add_distributed_parser", "run_distributed"]
@@ -58,6 +59,10 @@ def add_distributed_parser(sub, epilog: str | None = None, formatter=None) -> No
         help="address of a running Dask scheduler (tcp://host:8786); default: a local "
         "cluster started for this run",
     )
+    p.add_argument(
+        "--connect-timeout", type=seconds, default=10.0, metavar="SECONDS",
+        help="with --scheduler: how long to try to reach it (default 10)",
+    )  # fmt: skip
     p.add_argument(
         "--workers", type=whole(1), default=2, metavar="N", help="local cluster: workers"
     )
@@ -97,7 +102,7 @@ def _client(args):
 
     if args.scheduler:
         try:
-            return Client(args.scheduler, timeout="10s"), None
+            return Client(args.scheduler, timeout=f"{args.connect_timeout}s"), None
         except (OSError, TimeoutError) as err:
             raise SchedulerError(
                 f"cannot reach the Dask scheduler at {args.scheduler}: {err}"

@@ -51,7 +51,7 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys):
     code = main(
         ["distributed", str(tmp_path / "r.parquet"), "--qi", *QI, "--sa", SA, "--group",
          "group", "--person", "pid", "--out", str(tmp_path / "out"),
-         "--scheduler", "tcp://127.0.0.1:9"]
+         "--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "1"]
     )  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2

@@ -299,7 +299,8 @@ FOUND = [
 @example(FOUND[2])
 @example(FOUND[3])
 @example(FOUND[4])
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 200 random instances (the issue asks at least 200) beside the six pinned above
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @pytest.mark.filterwarnings("error:solver 'maxent'")  # no conic fallback either
 def test_pooled_models_solve_or_have_no_table(case):
     check(case)
