@@ -327,9 +327,9 @@ def scaling_plot(sources: list[Path], out: Path) -> int:
     a.set(xlabel="records (3 pooled releases)", ylabel="seconds", title="Time")
     b.semilogx(x, [r["worker_peak_gb"] for r in rows], "o-", label="largest worker")
     b.semilogx(x, [r["client_peak_gb"] for r in rows], "s-", label="client (and scheduler)")
-    limits = {r["settings"]["memory"] for r in rows}
-    for lim in sorted(limits):
-        gb = float(lim.upper().rstrip("GB"))
+    from dask.utils import parse_bytes
+
+    for gb in sorted({parse_bytes(r["settings"]["memory"]) / 1e9 for r in rows}):
         b.axhline(gb, color="grey", ls="--", lw=0.8)
         b.annotate(f"worker limit {gb:g} GB", (x[0], gb), va="bottom", fontsize=8)
     b.axhline(2.0, color="red", ls=":", lw=0.8)

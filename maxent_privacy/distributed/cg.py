@@ -199,7 +199,7 @@ try:  # registered wherever a Block is unpickled: on the workers too
     from dask.sizeof import sizeof as _sizeof
 
     _sizeof.register(Block)(_block_bytes)
-except ImportError:  # pragma: no cover - the module needs Dask anyway
+except ImportError:  # pragma: no cover - without Dask no memory manager to tell
     pass
 
 

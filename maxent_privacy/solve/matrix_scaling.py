@@ -92,9 +92,8 @@ class BucketNewton:
         f = np.einsum("bc,bc->b", R, logZ) - np.einsum("bs,bs->b", C, beta)
         return pi, logZ, f
 
-    def _step(self, x, pi, g, act=slice(None)):
-        """The Newton direction in the value multipliers (the first value's is 0) of the
-        buckets ``act``."""
+    def _step(self, x, pi, g):
+        """The Newton direction in the value multipliers (the first value's is 0)."""
         col = np.einsum("bcs->bs", x)
         H = -np.matmul(np.swapaxes(x[:, :, 1:], 1, 2), pi[:, :, 1:])
         diag = np.einsum("bii->bi", H)
@@ -102,11 +101,11 @@ class BucketNewton:
         # padding values (total 0, no cell): no move. A value whose cells all underflow
         # keeps a diagonal ~0, so its step is long (cut to STEP_MAX below): it climbs
         # by e^STEP_MAX per step instead of crawling by its gradient
-        diag[self.C[act, 1:] <= 0] = 1.0
+        diag[self.C[:, 1:] <= 0] = 1.0
         # a bucket whose positive cells fall apart into several blocks (zero prior
         # weights) has one free shift per extra block, along which the gradient is 0:
         # a ridge far below the counts makes H invertible there
-        diag += 1e-12 * self.scale[act, None]
+        diag += 1e-12 * self.scale[:, None]
         d = -np.linalg.solve(H, g[:, 1:, None])[:, :, 0]
         # a value whose cells are all ~0 makes H nearly singular and the step huge: a
         # step of at most STEP_MAX in every multiplier (exp(STEP_MAX) in every factor)
