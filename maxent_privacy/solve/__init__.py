@@ -167,15 +167,18 @@ def _solve(
     zeros, memo = zeros if zeros is not None else ZeroLog(), Memo()
     # our Newton solver takes placements on joint cells (conic solvers: the model's form)
     work, joint = JointCells().apply(problem) if name == MAXENT else (problem, None)
+    presolved = None  # what presolve fixed in the last pass: the next one starts there
     with runner(options.client if name == MAXENT else None) as client:
         while True:
+            fix = FixForcedCells(zeros.cells, options.presolve, options.tol, presolved)
             chain = Chain([
-                FixForcedCells(zeros.cells, options.presolve, options.tol),
+                fix,
                 DropImpliedRows(qr=name != MAXENT),
                 ScaleFactRows(),
                 SplitComponents(options.decompose),
             ])  # fmt: skip
             parts, inverse = chain.apply(work)
+            presolved = fix.presolved
             t_setup = time.perf_counter() - t_start
             try:
                 solutions = solve_parts(parts, backend, memo, client, options.progress)
