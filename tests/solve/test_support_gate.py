@@ -1,37 +1,21 @@
 """Presolve's support-LP gate on a large piece (:mod:`maxent_privacy.solve.support`).
 
 Two overlapping (relaxed) Mondrian releases of 80 % samples of 2,000 Adult people with their
-populations make one piece of 78,395 cells. Fitting converges on it slowly but linearly
-(no cell is forced to 0 beyond presolve's rows and flows). The first reading of the gate
-(20 -> 40 sweeps) misses that; before the second reading its support LP ran into its 60 s
-limit and found nothing, so ``solve()`` took 62 s instead of 3 s.
+populations (``paper_models.mondrian_pair(2000, 0)``) make one piece of 59,297 cells.
+Fitting converges on it slowly but linearly (no cell is forced to 0 beyond presolve's rows
+and flows): the first reading of the gate (20 -> 40 sweeps) misses that, the second (40 ->
+80) sees it. Without the second reading the piece's support LP runs: on the benchmark's
+78,395-cell instance of the same kind it ran into its 60 s limit and found nothing, so
+``solve()`` took 62 s instead of 2 s.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
+from paper_models import mondrian_pair
 
-from maxent_privacy import MaxEntModel, datasets
-from maxent_privacy.mondrian import mondrian
 from maxent_privacy.solve import support
-
-
-def overlapping_model(n=2_000, releases=2, seed=0) -> MaxEntModel:
-    """``benchmarks/bounds.py --generalized n --releases r --boxes overlapping``, seed 0."""
-    adult = datasets.load_adult().reset_index(drop=True)
-    qi = list(datasets.ADULT_QI)
-    rng = np.random.default_rng(n * 10 + releases + 100_000 * seed)
-    people = adult.iloc[rng.choice(len(adult), n, replace=False)]
-    people = people.set_index(pd.Index([f"p{i}" for i in range(n)], name="pid"))
-    rels, pops = [], []
-    for j in range(releases):
-        sub = people.iloc[np.sort(rng.choice(n, int(0.8 * n), replace=False))]
-        frame = sub[qi + ["education"]].reset_index(drop=True)
-        rels.append(mondrian(frame, qi, "education", k=5 + j, c=0.5, relaxed=True))
-        pops.append(sub[qi])
-    return MaxEntModel(rels, populations=pops)
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +31,7 @@ def gate_log():
 
     support.PieceSupport.__call__ = spy
     try:
-        result = overlapping_model().solve()
+        result = mondrian_pair(2_000, 0).solve()
     finally:
         support.PieceSupport.__call__ = orig
     return seen, result
