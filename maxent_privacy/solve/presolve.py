@@ -111,9 +111,8 @@ class FixForcedCells:
     def apply(self, p: MaxEntProblem) -> tuple[Reduced, None]:
         counts = {"flows": 0, "support LP": 0}
         if self.enabled:
-            start = None
-            if self.start is not None and len(self.start[0]) == p.n_cells:
-                start = self.start[0]
+            start = None if self.start is None else self.start[0]
+            if self.start is not None:
                 counts.update(self.start[1])
             fixed = self._presolve(p, counts, start)
             self.presolved = (fixed.copy(), dict(counts))
