@@ -69,6 +69,9 @@ class Result:
     x : ndarray
         Value-cell values (expected record counts), aligned with the value cells of
         ``structure.cells`` (pooled releases: placement cells left out).
+    table : ndarray
+        The estimate on every cell of the model, placement cells included (the table
+        that :meth:`bounds` takes as one it has already seen).
     structure : Structure
         The model's structure this answer refers to (:mod:`maxent_privacy.releases.structure`).
     status : str
@@ -117,6 +120,7 @@ class Result:
         #: value cells of counterfeit records (phantom classes): no one's, never a row
         self._phantom = structure.phantom_cell[z]
         self.x = x[z]
+        self.table = x
         self.status = status
         self.certificate = certificate
         self.duals = duals
@@ -373,7 +377,9 @@ class Result:
         self, by: str | None = None, values=None, exact: bool = False, **options
     ) -> pd.DataFrame:
         """``model.bounds(...)`` with the estimate beside it: columns ``lower``,
-        ``maxent``, ``upper``, ... (the estimate always lies within the LP bounds).
+        ``maxent``, ``upper``, ... (the estimate always lies within the LP bounds). The
+        estimate is a table the model allows, so the LP phase starts from it
+        (``start``): a cell it makes positive needs no LP to show that it can be.
 
         >>> from maxent_privacy import MaxEntModel, Bucketized, datasets
         >>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(),
@@ -386,6 +392,7 @@ class Result:
         from .bounds.intervals import bounds, maxent_column
 
         self.check_current("bounds()")
+        options.setdefault("start", self.table)
         frame = bounds(self.model, by=by, values=values, exact=exact, **options)
         frame.insert(1, "maxent", maxent_column(self, frame, by))
         return frame

@@ -104,6 +104,23 @@ def _check_values(values) -> None:
             )
 
 
+def _check_start(start, model) -> None:
+    if start is None:
+        return
+    n = None if model is None else model.n_cells
+    arr = np.asarray(start) if hasattr(start, "__len__") else None
+    if (
+        arr is None
+        or arr.ndim != 1
+        or not np.issubdtype(arr.dtype, np.number)
+        or (n is not None and len(arr) != n)
+    ):
+        want = "a table" if n is None else f"a table of the model's {n:,} cells"
+        raise BoundsArgumentError(
+            f"start must be None or {want} (Result.table), got {_shown(start)}"
+        )
+
+
 def check_bounds_arguments(
     model=None,
     by=None,
@@ -112,6 +129,7 @@ def check_bounds_arguments(
     time_limit=60.0,
     solver="CLARABEL",
     seed=0,
+    start=None,
 ) -> None:
     """Refuse, with one line naming the argument and what it takes, any argument of
     ``bounds`` that is not one of its values (``model`` is not checked here)."""
@@ -125,3 +143,4 @@ def check_bounds_arguments(
     _check_seed(seed)
     _check_solver(solver)
     _check_values(values)
+    _check_start(start, model)

@@ -245,6 +245,7 @@ def assemble(model, tg, pieces, stats, budget, exact, seconds) -> pd.DataFrame:
         "cells_proved_zero": stats.zero_cells,
         "milps": stats.milps,
         "worlds_seen": stats.worlds,
+        "tables_given": stats.tables_given,
         "time_limit_reached": bool(budget.ran_out),
         "rows_cut_by_time_limit": cut,
         "no_integral_world": no_world,

@@ -74,6 +74,7 @@ from .lp import (
     cell_caps,
     component_rows,
     covers,
+    given_table,
     lp_per_bound,
     lp_solver,
     pinned_lower_bounds,
@@ -101,12 +102,14 @@ BATCH = 2000
 
 
 # ---------------------------------------------------------------- per component
-def _lp_component(pieces: Pieces, idx, cols, rows, exact, budget, stats, rng):
+def _lp_component(pieces: Pieces, idx, cols, rows, exact, budget, stats, rng, start=None):
     """Bounds of the pieces ``idx`` of one component with linear facts (see the module
     docstring for the order: forced zeros, tables seen, aggregated objectives, one LP per
-    bound). Returns, with ``exact``, the step that settles them over integral tables
-    (run once every component has its LP bounds), else None. Bounds the time limit cut
-    are closed soundly (:meth:`Open.close_open`), method "time limit", not exact."""
+    bound; ``start``: a table of these cells given by the caller, counted as seen when
+    it satisfies the rows). Returns, with ``exact``, the step that settles them over
+    integral tables (run once every component has its LP bounds), else None. Bounds the
+    time limit cut are closed soundly (:meth:`Open.close_open`), method "time limit",
+    not exact."""
     E, e, ekind, G, g = rows
     n = len(cols)
     u, arg, data = cell_caps(E, e, ekind)
@@ -115,10 +118,11 @@ def _lp_component(pieces: Pieces, idx, cols, rows, exact, budget, stats, rng):
     Pl = sp.csr_array(pieces.P[idx][:, cols])
     seen = Seen(Pl, (E, e, G, g), exact, stats)
     solve = lp_solver(lp, seen, stats)
+    known = given_table(start, E, e, G, g, seen, stats)
 
     # 1. cells that no table makes positive, certified in bulk
     w = 1.0 / np.where(np.isfinite(u) & (u > 0), u, 1.0)
-    Z, zero_bound, zero_viol = zero_cells(lp, solve, w, n)
+    Z, zero_bound, zero_viol = zero_cells(lp, solve, w, n, known)
     stats.zero_cells += int(Z.sum())
 
     # 2. bounds proved without an LP of their own
@@ -223,6 +227,7 @@ def bounds(
     time_limit: float = 60.0,
     solver: str = "CLARABEL",
     seed: int = 0,
+    start=None,
 ) -> pd.DataFrame:
     """Lower and upper bounds of every posterior over all tables the model allows.
 
@@ -261,6 +266,15 @@ def bounds(
         cvxpy solver for components with non-linear convex facts.
     seed : int
         Seeds the aggregated objectives' random weights (the route, not the bounds).
+    start : array, optional
+        A table of the model (one value per cell, e.g. :attr:`Result.table
+        <maxent_privacy.results.Result.table>`, which :meth:`Result.bounds` passes) that
+        the LP phase of a large component (``lp.GIVEN_TABLE_CELLS`` cells or more)
+        counts as a table seen: where our check finds
+        that it satisfies the component's data rows and hard facts, every cell it makes
+        positive is known to be possible without an LP, and the bounds it attains are
+        settled as by any table. Only the route changes, never a bound (a table that fails
+        the check is not used).
 
     Returns
     -------
@@ -295,7 +309,7 @@ def bounds(
     0         0.0    0.0     False    False       0.5
     3         0.0    1.0      True    False       1.0
     """
-    check_bounds_arguments(model, by, values, exact, time_limit, solver, seed)
+    check_bounds_arguments(model, by, values, exact, time_limit, solver, seed, start)
     budget = Budget(time_limit)
     t0 = time.perf_counter()
     tg = targets(model, by, values)
@@ -312,7 +326,8 @@ def bounds(
         _convex_pieces(model, pieces, np.flatnonzero(cvx), A, b, hard, solver, budget, stats)
     lp_pieces = np.flatnonzero(~closed & ~cvx)
     if len(lp_pieces):
-        _lp_pieces(pieces, lp_pieces, lab, (A, b, kind), hard, exact, budget, stats, rng)
+        data = (A, b, kind, None if start is None else np.asarray(start, dtype=float))
+        _lp_pieces(pieces, lp_pieces, lab, data, hard, exact, budget, stats, rng)
     return assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
 
 
@@ -365,7 +380,7 @@ def _lp_batches(comps, size) -> list[list[int]]:
 
 def _lp_pieces(pieces, lp_pieces, lab, data, hard, exact, budget, stats, rng) -> None:
     """Bounds of the pieces of components with linear facts, one LP per batch of them."""
-    A, b, kind = data
+    A, b, kind, start = data
     ncomp = int(lab.max()) + 1 if len(lab) else 0
     order = np.argsort(lab, kind="stable")
     starts = np.searchsorted(lab[order], np.arange(ncomp + 1))
@@ -390,7 +405,8 @@ def _lp_pieces(pieces, lp_pieces, lab, data, hard, exact, budget, stats, rng) ->
         cols = np.concatenate([order[starts[j] : starts[j + 1]] for j in batch])
         fs = [f for j in batch for f in facts_of.get(j, [])]
         rows = component_rows(cols, A, b, kind, fs)
-        step = _lp_component(pieces, idx, cols, rows, exact, budget, stats, rng)
+        given = None if start is None else start[cols]
+        step = _lp_component(pieces, idx, cols, rows, exact, budget, stats, rng, given)
         if step is not None:
             steps.append(step)
     # possible worlds once every LP bound is found, in the time left

@@ -99,7 +99,7 @@ def row_bounds(result, by: str, pairs: pd.MultiIndex, mode: str = "auto", rows=N
         limit = ALL_SECONDS if mode == "all" else AUTO_SECONDS
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the cut rows are said below
-            found = bounds(model, by=by, values=pairs, time_limit=limit)
+            found = bounds(model, by=by, values=pairs, time_limit=limit, start=result.table)
         lo, hi = _to_person(found)
         certified = (found["method"] != "time limit").to_numpy()
     if len(pairs) and not certified.all():
