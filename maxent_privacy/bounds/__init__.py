@@ -17,6 +17,8 @@ Modules:
   ``"class"``) or individuals (``by="person"``), with their certificates
 - ``arguments``: the arguments of :func:`bounds` checked before any work (one line naming
   the argument and the values it takes)
+- ``progress``: the progress bar of a long call (components done, programs run, seconds
+  of the time limit used)
 - ``intervals``: the public :func:`bounds`, :func:`relaxation_gap`, :func:`maxent_column`;
   the order of a component's steps, the conic pieces and the assembly of the frame
 """

@@ -130,6 +130,7 @@ def check_bounds_arguments(
     solver="CLARABEL",
     seed=0,
     start=None,
+    progress=None,
 ) -> None:
     """Refuse, with one line naming the argument and what it takes, any argument of
     ``bounds`` that is not one of its values (``model`` is not checked here)."""
@@ -139,6 +140,8 @@ def check_bounds_arguments(
         )
     if not isinstance(exact, (bool, np.bool_)):
         raise BoundsArgumentError(f"exact must be True or False, got {_shown(exact)}")
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise BoundsArgumentError(f"progress must be True, False or None, got {_shown(progress)}")
     check_time_limit(time_limit)
     _check_seed(seed)
     _check_solver(solver)

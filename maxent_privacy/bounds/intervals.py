@@ -82,6 +82,7 @@ from .lp import (
     zero_cells,
     zero_upper_bounds,
 )
+from .progress import BoundsProgress, show_progress
 from .targets import data_rows, targets
 from .worlds import integral
 
@@ -228,6 +229,7 @@ def bounds(
     solver: str = "CLARABEL",
     seed: int = 0,
     start=None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Lower and upper bounds of every posterior over all tables the model allows.
 
@@ -275,6 +277,10 @@ def bounds(
         positive is known to be possible without an LP, and the bounds it attains are
         settled as by any table. Only the route changes, never a bound (a table that fails
         the check is not used).
+    progress : bool, optional
+        A progress bar on standard error (components done, LPs and integer programs
+        run, seconds of the time limit used); default: shown when the components that
+        need LPs hold ``progress.PROGRESS_LP_CELLS`` cells or more.
 
     Returns
     -------
@@ -309,7 +315,7 @@ def bounds(
     0         0.0    0.0     False    False       0.5
     3         0.0    1.0      True    False       1.0
     """
-    check_bounds_arguments(model, by, values, exact, time_limit, solver, seed, start)
+    check_bounds_arguments(model, by, values, exact, time_limit, solver, seed, start, progress)
     budget = Budget(time_limit)
     t0 = time.perf_counter()
     tg = targets(model, by, values)
@@ -327,7 +333,7 @@ def bounds(
     lp_pieces = np.flatnonzero(~closed & ~cvx)
     if len(lp_pieces):
         data = (A, b, kind, None if start is None else np.asarray(start, dtype=float))
-        _lp_pieces(pieces, lp_pieces, lab, data, hard, exact, budget, stats, rng)
+        _lp_pieces(pieces, lp_pieces, lab, data, hard, (exact, progress), budget, stats, rng)
     return assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
 
 
@@ -378,9 +384,9 @@ def _lp_batches(comps, size) -> list[list[int]]:
     return batches
 
 
-def _lp_pieces(pieces, lp_pieces, lab, data, hard, exact, budget, stats, rng) -> None:
-    """Bounds of the pieces of components with linear facts, one LP per batch of them."""
-    A, b, kind, start = data
+def _batch_work(pieces, lp_pieces, lab, hard):
+    """The LP work in batches: a list of (pieces, cells, hard facts) per batch of
+    components, and the cells of all of them."""
     ncomp = int(lab.max()) + 1 if len(lab) else 0
     order = np.argsort(lab, kind="stable")
     starts = np.searchsorted(lab[order], np.arange(ncomp + 1))
@@ -395,23 +401,40 @@ def _lp_pieces(pieces, lp_pieces, lab, data, hard, exact, budget, stats, rng) ->
     # small components share one LP (independent blocks: each bound's objective
     # lives in its own block), which saves the per-LP overhead
     size = starts[comps + 1] - starts[comps]
-    steps = []
+    work = []
     for batch in _lp_batches(comps, size):
         idx = np.concatenate([pieces_of[j] for j in batch])
-        if budget.left() <= 0:  # the time limit cut the LP phase: trivial bounds
-            budget.ran_out = True
-            _not_reached(pieces, idx, stats)
-            continue
         cols = np.concatenate([order[starts[j] : starts[j + 1]] for j in batch])
-        fs = [f for j in batch for f in facts_of.get(j, [])]
-        rows = component_rows(cols, A, b, kind, fs)
-        given = None if start is None else start[cols]
-        step = _lp_component(pieces, idx, cols, rows, exact, budget, stats, rng, given)
-        if step is not None:
-            steps.append(step)
-    # possible worlds once every LP bound is found, in the time left
-    for step in steps:
-        step()
+        work.append((idx, cols, [f for j in batch for f in facts_of.get(j, [])]))
+    return work, int(size.sum())
+
+
+def _lp_pieces(pieces, lp_pieces, lab, data, hard, flags, budget, stats, rng) -> None:
+    """Bounds of the pieces of components with linear facts, one LP per batch of them,
+    then (``flags``: exact, progress) their integer programs in the time left."""
+    A, b, kind, start = data
+    exact, progress = flags
+    work, cells = _batch_work(pieces, lp_pieces, lab, hard)
+    steps = []
+    bar = BoundsProgress(show_progress(progress, cells), len(work) * (1 + exact), stats, budget)
+    try:
+        for idx, cols, fs in work:
+            if budget.left() <= 0:  # the time limit cut the LP phase: trivial bounds
+                budget.ran_out = True
+                _not_reached(pieces, idx, stats)
+            else:
+                rows = component_rows(cols, A, b, kind, fs)
+                given = None if start is None else start[cols]
+                step = _lp_component(pieces, idx, cols, rows, exact, budget, stats, rng, given)
+                if step is not None:
+                    steps.append(step)
+            bar.done()
+        # possible worlds once every LP bound is found, in the time left
+        for step in steps:
+            step()
+            bar.done()
+    finally:
+        bar.close()
 
 
 def relaxation_gap(model, values=None, time_limit: float = 60.0, frame=None) -> pd.DataFrame:

@@ -158,13 +158,17 @@ class LP:
 
 class Budget:
     """What a :func:`~maxent_privacy.bounds.intervals.bounds` call may still spend
-    (seconds, from its start: the LPs and the integer programs), and whether it ran out."""
+    (seconds, from its start: the LPs and the integer programs), and whether it ran out.
+    ``on_check``: called at every check (the progress bar's redraw), or None."""
 
     def __init__(self, seconds: float):
         self.end = time.perf_counter() + float(seconds)
         self.ran_out = False
+        self.on_check = None
 
     def left(self) -> float:
+        if self.on_check is not None:
+            self.on_check()
         return self.end - time.perf_counter()
 
 
