@@ -6,7 +6,9 @@ block diagonal over the classes, ``P_c = diag(x_c) - x_c x_c' / R_c``; so
 matrix). Its sparsity pattern does not depend on x: :class:`Gram` finds the upper
 triangle's pattern once and refills it at every Newton step from x with two weighted
 ``bincount`` (no sparse product, no sort); :func:`hessian` is the sparse-product form,
-used when the pattern would hold too many products. :func:`solve_upper` factors H
+used when the pattern would hold too many products, or when many products share each
+entry of H (then a product costs as little as a refill, and the pattern is not worth
+finding: :func:`hessian_of` decides at the first step). :func:`solve_upper` factors H
 (:mod:`.factor`: qdldl's LDL' or CHOLMOD's supernodal Cholesky, whichever the measured
 time favours; AMD order: rows coupled with many others, such as facts over whole
 populations, are eliminated last) and reuses the symbolic factorization across steps.
@@ -41,6 +43,19 @@ __all__ = ["Gram", "hessian", "hessian_of", "solve_newton", "solve_upper"]
 #: :class:`Gram` keeps at most this many products (24 bytes each); beyond, the Hessian is
 #: formed by sparse products at every step
 GRAM_MAX_PAIRS = 8_000_000
+#: up to this many products :class:`Gram` is always used: finding its pattern costs about
+#: as much as 15-20 of its refills (~100 ns a product), and a refill is 3-8 times faster
+#: than sparse products when few products share an entry of H (bucketized releases)
+GRAM_SURE_PAIRS = 1_000_000
+#: past :data:`GRAM_SURE_PAIRS`, the first step forms H by sparse products and
+#: :class:`Gram` is built for the next ones only when there are at most this many products
+#: per entry of H's upper triangle. Where many classes meet the same rows (a generalized
+#: release with a population: a class's placements span dozens of rows) the products
+#: pile up on few entries and sparse products cost as little as a refill: 20 products an
+#: entry (5,000 people, Mondrian k = 5), refill 40 ms, sparse products 39 ms, pattern
+#: 0.62 s; 11.6 (two overlapping Mondrian releases of 2,000): 19 ms, 32 ms, 0.28 s; 2.5-4
+#: (signature-keeping sequences): 1-2 ms, 5-11 ms, 20-50 ms
+GRAM_MAX_SHARE = 6.0
 #: ridges tried, relative to the largest diagonal entry, when H is singular
 RIDGES = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
 #: conjugate gradients preconditioned by the last factorization are tried before H is
@@ -119,6 +134,29 @@ def _pairs_within(indptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, first + (np.arange(len(first)) - np.repeat(start, count))
 
 
+class _Layout:
+    """A's entries grouped by cell (``Ac``, ``k1`` rows per cell) and its (row, class)
+    entries, M's (``m_row``, ``m_cls``, ``m_of``: M's entry of each of A's, ``k2`` rows per
+    class); ``pairs``: the products of :class:`Gram`'s pattern."""
+
+    def __init__(self, A, cls, R):
+        A = sp.csr_array(A, copy=True)
+        A.sum_duplicates()
+        self.n, self.C = A.shape[0], len(R)
+        cls = np.asarray(cls, dtype=np.int64)
+        self.Ac = sp.csc_array(A)  # entries grouped by cell, rows sorted
+        self.Ac.sort_indices()
+        self.k1 = np.diff(self.Ac.indptr)
+        self.coo = A.tocoo()
+        # M: one entry per (row, class) met by A
+        mkey, self.m_of = _sorted_unique_inverse(
+            self.coo.row.astype(np.int64) * self.C + cls[self.coo.col], self.n * self.C
+        )
+        self.m_row, self.m_cls = mkey // self.C, mkey % self.C
+        self.k2 = np.bincount(self.m_cls, minlength=self.C)
+        self.pairs = int((self.k1 * (self.k1 + 1)).sum() + (self.k2 * (self.k2 + 1)).sum()) // 2
+
+
 class Gram:
     """The upper triangle of ``A P A'`` (csc, sorted, fixed pattern), refilled from x.
 
@@ -135,46 +173,43 @@ class Gram:
         self.qa, self.qb, self.r2, self.pos2 = qa, qb, r2, pos2  # H2: M entries, 1/R_c
         self.n_m = int(m_of.max()) + 1 if len(m_of) else 0
 
+    @staticmethod
+    def layout(A, cls, R) -> _Layout:
+        """What :meth:`of` reads first: A's entries by cell and by (row, class), and how
+        many products the pattern holds (``.pairs``), counted without forming them."""
+        return _Layout(A, cls, R)
+
     @classmethod
-    def of(cls_, A, cls, R, max_pairs: int | None = None) -> Gram | None:
+    def of(cls_, A, cls, R, max_pairs: int | None = None, layout=None) -> Gram | None:
         """The pattern of ``A P A'``; None when it holds more than ``max_pairs`` products
-        (default :data:`GRAM_MAX_PAIRS`)."""
+        (default :data:`GRAM_MAX_PAIRS`). ``layout``: :meth:`layout` of the same
+        arguments, when already computed."""
         max_pairs = GRAM_MAX_PAIRS if max_pairs is None else max_pairs
-        A = sp.csr_array(A, copy=True)
-        A.sum_duplicates()
-        n, C = A.shape[0], len(R)
-        cls = np.asarray(cls, dtype=np.int64)
-        Ac = sp.csc_array(A)  # entries grouped by cell, rows sorted
-        Ac.sort_indices()
-        k1 = np.diff(Ac.indptr)
-        coo = A.tocoo()
-        # M: one entry per (row, class) met by A
-        mkey, m_of = _sorted_unique_inverse(coo.row.astype(np.int64) * C + cls[coo.col], n * C)
-        m_row, m_cls = mkey // C, mkey % C
-        k2 = np.bincount(m_cls, minlength=C)
-        if int((k1 * (k1 + 1)).sum() + (k2 * (k2 + 1)).sum()) // 2 > max_pairs:
+        L = _Layout(A, cls, R) if layout is None else layout
+        if L.pairs > max_pairs:
             return None
+        n, C, Ac, m_row, m_cls = L.n, L.C, L.Ac, L.m_row, L.m_cls
         f1, s1 = _pairs_within(Ac.indptr)
-        cell = np.repeat(np.arange(A.shape[1]), k1)
+        cell = np.repeat(np.arange(Ac.shape[1]), L.k1)
         lo1, hi1 = Ac.indices[f1], Ac.indices[s1]
         # M's entries grouped by class (rows stay sorted): a csr -> csc counting sort
         order = sp.csr_array(
             (
-                np.arange(len(mkey), dtype=float),
+                np.arange(len(m_row), dtype=float),
                 m_cls,
                 np.r_[0, np.cumsum(np.bincount(m_row, minlength=n))],
             ),
             shape=(n, C),
         )
         by_cls = sp.csc_array(order).data.astype(np.int64)
-        f2, s2 = _pairs_within(np.r_[0, np.cumsum(k2)])
+        f2, s2 = _pairs_within(np.r_[0, np.cumsum(L.k2)])
         qa, qb = by_cls[f2], by_cls[s2]
         lo2, hi2 = np.minimum(m_row[qa], m_row[qb]), np.maximum(m_row[qa], m_row[qb])
         keys = np.concatenate([hi1 * n + lo1, hi2 * n + lo2])  # column-major, upper
         u, pos = _unique_inverse(keys, n * n)
         indptr = np.r_[0, np.cumsum(np.bincount(u // n, minlength=n))]
         return cls_(
-            n, u % n, indptr, coo.data, coo.col, m_of,
+            n, u % n, indptr, L.coo.data, L.coo.col, L.m_of,
             cell[f1], Ac.data[f1] * Ac.data[s1], pos[: len(f1)],
             qa, qb, _inv(R)[m_cls[qa]], pos[len(f1) :],
         )  # fmt: skip
@@ -201,11 +236,37 @@ class _Products:
         return sp.triu(hessian(self.A, x, self.cls, self.R, self.AT), format="csc")
 
 
+class _Measured:
+    """Sparse products at the first step; then a :class:`Gram` when H's entries hold few
+    products each (:data:`GRAM_MAX_SHARE`), else sparse products again."""
+
+    def __init__(self, A, cls, R, layout: _Layout):
+        self.products = _Products(A, cls, R)
+        self.cls, self.R, self.layout = cls, R, layout
+        self.gram, self.decided = None, False
+
+    def fill(self, x: np.ndarray) -> sp.csc_array:
+        if self.gram is not None:
+            return self.gram.fill(x)
+        U = self.products.fill(x)
+        if not self.decided:
+            self.decided = True
+            if self.layout.pairs <= GRAM_MAX_SHARE * max(U.nnz, 1):
+                self.gram = Gram.of(self.products.A, self.cls, self.R, layout=self.layout)
+            self.layout = None  # (its arrays are Gram's now, or no longer needed)
+        return U
+
+
 def hessian_of(A, cls, R):
-    """What gives the upper triangle of ``A P A'`` at x (``.fill(x)``): a :class:`Gram`,
-    or sparse products when its pattern would hold too many products."""
-    gram = Gram.of(A, cls, R)
-    return gram if gram is not None else _Products(A, cls, R)
+    """What gives the upper triangle of ``A P A'`` at x (``.fill(x)``): a :class:`Gram`
+    up to :data:`GRAM_SURE_PAIRS` products, sparse products past :data:`GRAM_MAX_PAIRS`,
+    and in between whichever the first step's Hessian favours (:class:`_Measured`)."""
+    layout = Gram.layout(A, cls, R)
+    if layout.pairs > GRAM_MAX_PAIRS:
+        return _Products(A, cls, R)
+    if layout.pairs <= GRAM_SURE_PAIRS:
+        return Gram.of(A, cls, R, layout=layout)
+    return _Measured(A, cls, R, layout)
 
 
 def solve_newton(H, g, state=None):

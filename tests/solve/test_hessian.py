@@ -48,6 +48,32 @@ def test_gram_fill_is_the_hessian(seed):
     assert np.allclose(Gram.of(A, cls, R2).fill(x2).toarray(), np.triu(ref2), atol=1e-12)
 
 
+@pytest.mark.parametrize("shared", [True, False])
+def test_hessian_of_measures_products_per_entry(monkeypatch, shared):
+    """Past GRAM_SURE_PAIRS the first step is by sparse products; the pattern is found
+    for the next steps only when H's entries hold few products each."""
+    from maxent_privacy.solve import hessian as hessian_module
+
+    monkeypatch.setattr(hessian_module, "GRAM_SURE_PAIRS", 0)
+    rng = np.random.default_rng(3)
+    if shared:  # 4 rows over every cell of 30 classes: ~2,000 products on 10 entries
+        cls = np.repeat(np.arange(30), 4)
+        A = sp.csr_array(np.ones((4, 120)))
+    else:  # each cell in a row of its own: one product per entry
+        cls = np.repeat(np.arange(40), 2)
+        A = sp.csr_array(sp.identity(80))
+    x = rng.random(len(cls)) + 0.1
+    R = np.bincount(cls, weights=x)
+    hess = hessian_module.hessian_of(A, cls, R)
+    assert isinstance(hess, hessian_module._Measured)
+    for step in range(3):
+        xs = x * (1.0 + 0.1 * step)  # refilled at other x, the class totals as made
+        assert np.allclose(
+            hess.fill(xs).toarray(), np.triu(_dense_reference(A, xs, cls, R)), rtol=0, atol=1e-10
+        )
+    assert (hess.gram is None) == shared
+
+
 def test_gram_declines_too_many_products():
     A, x, cls, R = _instance(0)
     assert Gram.of(A, cls, R, max_pairs=10) is None
