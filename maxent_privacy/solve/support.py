@@ -211,18 +211,26 @@ def scaling_converges(cls, row_of, R, C, piece, row_piece, k=None, sweeps=GATE_S
     k = int(piece.max(initial=-1)) + 1 if k is None else k
     per_class = np.bincount(cls, minlength=len(R))
     x = R[cls] / np.maximum(per_class[cls], 1)
-    on = [np.flatnonzero(r >= 0) for r in row_of]
-    at = [r[o] for r, o in zip(row_of, on, strict=True)]
-    rows = [u[row_piece[u] >= 0] for u in (np.unique(r) for r in at)]  # each release's
+    # each release: its cells (None: all of them), their rows, and its rows in a piece
+    # with their scale (the residual is relative to max(1, |C|))
+    releases = []
+    for r in row_of:
+        o = None if (r >= 0).all() else np.flatnonzero(r >= 0)
+        at = r if o is None else r[o]
+        u = np.unique(at)
+        u = u[row_piece[u] >= 0]
+        releases.append((o, at, u, row_piece[u], np.maximum(1.0, np.abs(C[u]))))
     res = np.zeros((2, k))
     for sweep in range(1, sweeps[1] + 1):
         worst = np.zeros(k)
-        for o, r, u in zip(on, at, rows, strict=True):
-            got = np.bincount(r, x[o], len(C))
-            gap = np.abs(got[u] - C[u]) / np.maximum(1.0, np.abs(C[u]))
-            np.maximum.at(worst, row_piece[u], gap)
-            x[o] *= C[r] / np.maximum(got[r], 1e-300)
-        x *= R[cls] / np.maximum(np.bincount(cls, x, len(R))[cls], 1e-300)
+        for o, r, u, pu, scale in releases:
+            xo = x if o is None else x[o]
+            got = np.bincount(r, xo, len(C))
+            np.maximum.at(worst, pu, np.abs(got[u] - C[u]) / scale)
+            xo *= (C / np.maximum(got, 1e-300))[r]
+            if o is not None:
+                x[o] = xo
+        x *= (R / np.maximum(np.bincount(cls, x, len(R)), 1e-300))[cls]
         if sweep == sweeps[0]:
             res[0] = worst
         if worst.max(initial=0.0) <= GATE_MET:
