@@ -37,6 +37,7 @@ as the last call left them (see its docstring).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -201,16 +202,22 @@ class PooledRows:
     def n_releases(self) -> int:
         return int(self.row_release.max()) + 1
 
+    @cached_property
+    def _row_table(self) -> np.ndarray:
+        """Releases x cells: the Relation row of every cell in each release (-1: not in
+        it); found once (a cell's rows do not change as presolve fixes cells)."""
+        sub = self.cells
+        row = sub.indices.astype(np.int64) - self.offset
+        col = np.repeat(np.arange(sub.shape[1]), np.diff(sub.indptr))
+        on = (row >= 0) & (row < len(self.row_n))
+        out = np.full((self.n_releases, sub.shape[1]), -1, dtype=_index_type(len(self.row_n)))
+        out[self.row_release[row[on]], col[on]] = row[on]
+        return out
+
     def rows_of(self, idx: np.ndarray) -> np.ndarray:
         """Releases x ``len(idx)``: the Relation row of each cell ``idx`` in each release,
         -1 when its class is not in that release."""
-        sub = self.cells[:, idx]
-        row = sub.indices.astype(np.int64) - self.offset
-        col = np.repeat(np.arange(len(idx)), np.diff(sub.indptr))
-        on = (row >= 0) & (row < len(self.row_n))
-        out = np.full((self.n_releases, len(idx)), -1, dtype=_index_type(len(self.row_n)))
-        out[self.row_release[row[on]], col[on]] = row[on]
-        return out
+        return self._row_table[:, idx]
 
     def remaining(self, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Class totals and Relation counts still free once the cells hold ``vals``
