@@ -95,22 +95,24 @@ def hessian(A, x, cls, R, AT=None) -> sp.csc_array:
     return sp.csc_array((H.data, H.indices, H.indptr), shape=H.shape)  # symmetric
 
 
-def _unique_inverse(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+def _unique_inverse(keys: np.ndarray, bound: int, first: bool = False):
     """``np.unique(keys, return_inverse=True)`` for keys in ``[0, bound)``: one sort of
-    the keys packed with their positions (argsort is several times slower)."""
+    the keys packed with their positions (argsort is several times slower); with
+    ``first``, also the position of each unique key's first occurrence."""
     P = len(keys)
     shift = max(1, (P - 1).bit_length())
     if P == 0 or max(1, bound - 1).bit_length() + shift > 62:
-        u, inv = np.unique(keys, return_inverse=True)
-        return u, inv.ravel()
+        u, at, inv = np.unique(keys, return_index=True, return_inverse=True)
+        return (u, inv.ravel(), at) if first else (u, inv.ravel())
     packed = np.sort((keys.astype(np.int64) << shift) | np.arange(P, dtype=np.int64))
     k = packed >> shift
     new = np.empty(P, dtype=bool)
     new[0] = True
     np.not_equal(k[1:], k[:-1], out=new[1:])
     inv = np.empty(P, dtype=np.int64)
-    inv[packed & ((1 << shift) - 1)] = np.cumsum(new) - 1
-    return k[new], inv
+    pos = packed & ((1 << shift) - 1)
+    inv[pos] = np.cumsum(new) - 1
+    return (k[new], inv, pos[new]) if first else (k[new], inv)
 
 
 def _sorted_unique_inverse(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -225,15 +227,75 @@ class Gram:
         return U
 
 
+def column_kinds(A) -> tuple[np.ndarray, np.ndarray]:
+    """(kind of each column of ``A``, one column of each kind): columns with the same
+    entries (rows and coefficients) are one kind. The joint cells of generalized releases
+    repeat a few row patterns many times (three overlapping Mondrian releases of 2,000
+    people: 1,537,449 cells, 192,821 kinds).
+
+    >>> A = sp.csc_array(np.array([[1.0, 0, 1, 1], [1, 1, 1, 0]]))
+    >>> [k.tolist() for k in column_kinds(A)]
+    [[2, 1, 2, 0], [3, 1, 0]]
+    """
+    A = sp.csc_array(A, copy=True)
+    A.sum_duplicates()  # (rows sorted)
+    n = A.shape[1]
+    count = np.diff(A.indptr)
+    if len(A.data) and (A.data == A.data[0]).all():
+        values, n_values = np.zeros(len(A.data), dtype=np.int64), 1
+    else:
+        _, values = np.unique(A.data, return_inverse=True)
+        n_values = int(values.max(initial=0)) + 1
+    # each entry as a number in [1, width); a column: its count, then its entries in turn,
+    # packed into one key while it fits in 62 bits, re-numbered (kinds so far) otherwise
+    width = (A.shape[0] + 1) * n_values + 1
+    kind, bound = count.astype(np.int64), int(count.max(initial=0)) + 1
+    starts = A.indptr[:-1]
+    for t in range(int(count.max(initial=0))):
+        has = count > t
+        entry = np.zeros(n, dtype=np.int64)
+        at = starts[has] + t
+        entry[has] = A.indices[at].astype(np.int64) * n_values + values[at] + 1
+        kind, bound = kind * width + entry, bound * width
+        if (bound * width).bit_length() > 62 or t == count.max() - 1:
+            _, kind, first = _unique_inverse(kind, bound, first=True)
+            bound = len(first)
+    if not n or count.max(initial=0) == 0:
+        _, kind, first = _unique_inverse(kind, bound, first=True)
+    return kind, first
+
+
 class _Products:
-    """:func:`hessian` at every step (upper triangle), when :class:`Gram` declines."""
+    """:func:`hessian` at every step (upper triangle), when :class:`Gram` declines: ``A
+    diag(x) A'`` over the kinds of columns (:func:`column_kinds`: cells with the same rows
+    add up first) and ``M diag(1/R) M'`` from M's entries added up by ``bincount``."""
 
     def __init__(self, A, cls, R):
-        self.A, self.cls, self.R = sp.csr_array(A), cls, R
-        self.AT = sp.csr_array(self.A.T)
+        A = sp.csr_array(A, copy=True)
+        A.sum_duplicates()
+        self.A, self.cls, self.R = A, cls, R
+        self.kind, first = column_kinds(A)
+        self.K = sp.csr_array(A[:, first])  # one column per kind
+        self.KT = sp.csr_array(self.K.T)
+        n, C = A.shape[0], len(R)
+        coo = A.tocoo()
+        mkey, self.m_of = _sorted_unique_inverse(
+            coo.row.astype(np.int64) * C + np.asarray(cls, dtype=np.int64)[coo.col], n * C
+        )
+        self.coo = coo
+        self.m_row, self.m_cls = mkey // C, mkey % C
 
     def fill(self, x: np.ndarray) -> sp.csc_array:
-        return sp.triu(hessian(self.A, x, self.cls, self.R, self.AT), format="csc")
+        xk = np.bincount(self.kind, weights=x, minlength=self.K.shape[1])
+        K = self.K
+        H1 = sp.csr_array((K.data * xk[K.indices], K.indices, K.indptr), shape=K.shape) @ self.KT
+        m = np.bincount(
+            self.m_of, weights=self.coo.data * x[self.coo.col], minlength=len(self.m_row)
+        )
+        shape = (self.A.shape[0], len(self.R))
+        M = sp.csr_array((m, (self.m_row, self.m_cls)), shape=shape)
+        Mr = sp.csr_array((m * _inv(self.R)[self.m_cls], (self.m_row, self.m_cls)), shape=shape)
+        return sp.triu(H1 - Mr @ sp.csr_array(M.T), format="csc")
 
 
 class _Measured:

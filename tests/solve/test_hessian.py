@@ -74,6 +74,27 @@ def test_hessian_of_measures_products_per_entry(monkeypatch, shared):
     assert (hess.gram is None) == shared
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_products_add_up_cells_of_one_kind(seed):
+    """Sparse products over the kinds of columns (cells with the same rows and
+    coefficients, as the joint cells of generalized releases) give the Hessian."""
+    from maxent_privacy.solve.hessian import _Products, column_kinds
+
+    rng = np.random.default_rng(seed)
+    base = sp.random_array((14, 25), density=0.25, rng=rng, format="csc")
+    base.data = np.round(base.data * 3) + 1 if seed % 2 else np.ones_like(base.data)
+    A = sp.csc_array(sp.hstack([base] * 4))  # every pattern four times
+    cls = rng.integers(0, 10, A.shape[1])
+    x = rng.random(A.shape[1]) + 0.1
+    R = np.bincount(cls, weights=x, minlength=10)
+    kind, first = column_kinds(A)
+    dense = A.toarray()
+    assert len(first) == len(np.unique(dense.T, axis=0)) <= 26
+    assert all(np.array_equal(dense[:, j], dense[:, first[kind[j]]]) for j in range(A.shape[1]))
+    U = _Products(A, cls, R).fill(x).toarray()
+    assert np.allclose(U, np.triu(_dense_reference(A, x, cls, R)), rtol=0, atol=1e-10)
+
+
 def test_gram_declines_too_many_products():
     A, x, cls, R = _instance(0)
     assert Gram.of(A, cls, R, max_pairs=10) is None
