@@ -51,8 +51,12 @@ __all__ = ["HAVE_CHOLMOD", "Qdldl", "Supernodal", "factor", "prefer_ldl"]
 #: Hessians with fewer rows are factored by qdldl (both take well under a millisecond)
 SUPERNODAL_MIN_ROWS = 1000
 #: a supernodal factorization at least this slow is one whose fill the supernodes pay
-#: for many times over: qdldl is not tried on that pattern
-SUPERNODAL_SURE_SECONDS = 0.25
+#: for many times over: qdldl is not tried on that pattern. Measured on
+#: ``benchmarks/solvers.py --sequences`` (2 cores): where qdldl won, CHOLMOD took 4-11 ms
+#: (qdldl 3-9 ms); where CHOLMOD took 0.18-0.20 s, the qdldl trial took 3.4-4.1 s (an
+#: 11,678- and a 21,356-row Hessian of re-bucketized sequences with facts: 3-4 s lost
+#: per solve pass at 0.25 s)
+SUPERNODAL_SURE_SECONDS = 0.1
 #: most conjugate-gradient iterations preconditioned by an old factorization
 PCG_MAX_BUDGET = 200
 
