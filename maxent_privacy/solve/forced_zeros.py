@@ -98,9 +98,10 @@ def max_support(
     every other ``t = 0`` (where :func:`lp_forced_zeros` needs a round per new cell).
 
     ``solver``: HiGHS's method (:func:`.highs.run_lp`; None: its choice). A first-order
-    method ("pdlp") stops near the optimum: its answer is taken only when every ``t`` is
-    within :data:`CLEAN_T` of 0 or 1 (then the objective is within 1 of the optimum's,
-    which no cell can move without moving ``t`` by 1), else None.
+    method ("pdlp") stops near the optimum, and an interior point method ("ipm") may too
+    when its crossover to a vertex does not finish: their answer is taken only when every
+    ``t`` is within :data:`CLEAN_T` of 0 or 1 (then the objective is within 1 of the
+    optimum's, which no cell can move without moving ``t`` by 1), else None.
     """
     idx = np.flatnonzero(cand)
     k, n = len(idx), A_eq.shape[1]
@@ -125,7 +126,7 @@ def max_support(
     if status != "optimal":
         return None
     t = x[n : n + k]
-    if solver == "pdlp" and ((t > CLEAN_T) & (t < 1.0 - CLEAN_T)).any():
+    if solver in ("pdlp", "ipm") and ((t > CLEAN_T) & (t < 1.0 - CLEAN_T)).any():
         return None
     support = np.zeros(n, dtype=bool)
     support[idx] = t > 0.5

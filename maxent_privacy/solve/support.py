@@ -83,6 +83,7 @@ __all__ = [
     "GATE_SWEEPS_LARGE",
     "LP_BATCH_CELLS",
     "LP_BUDGET",
+    "LP_IPM_CELLS",
     "LP_MAX_CELLS",
     "LP_SOLVER",
     "LP_TIME_LIMIT",
@@ -126,6 +127,12 @@ LP_BUDGET = 120.0
 #: sequences but stopped at the time limit on others that the simplex solved in seconds;
 #: an answer of it that is not clean goes to the simplex (:func:`.forced_zeros.max_support`)
 LP_SOLVER = None
+#: support LPs of at least this many cells go to HiGHS's interior point method (with its
+#: crossover to a vertex, so every ``t`` is exactly 0 or 1): on the 53 support LPs of
+#: ``benchmarks/solvers.py --sequences`` seeds 2 and 8 (joining), the simplex was faster
+#: below ~1,400 cells and the IPM above (2,080 cells: 2.7 -> 1.4 s; 2,710: 3.8 -> 1.9 s;
+#: 9,336: 13.4 -> 8.2 s), with the same zeros on all 53
+LP_IPM_CELLS = 1_400
 #: the rule stands aside when more cells than this are free (its graphs would cost the
 #: memory of the flows' own, for pieces too large for an LP anyway)
 MAX_FREE_CELLS = 2_000_000
@@ -256,8 +263,9 @@ def support_zeros(cls, row_of, R, C, cells: np.ndarray, time_limit=LP_TIME_LIMIT
     A = sp.csr_array((np.ones(len(local)), (local, col[keep])), shape=(len(used), len(cells)))
     rhs = np.concatenate([R] + [C] * len(row_of))[used]
     every = np.ones(len(cells), dtype=bool)
-    support = max_support(A, rhs, None, None, every, time_limit, solver=LP_SOLVER)
-    if support is None and LP_SOLVER is not None:  # not clean, or cut short: the simplex
+    solver = "ipm" if len(cells) >= LP_IPM_CELLS else LP_SOLVER
+    support = max_support(A, rhs, None, None, every, time_limit, solver=solver)
+    if support is None and solver is not None:  # not clean, or cut short: the simplex
         support = max_support(A, rhs, None, None, every, time_limit)
     return None if support is None else ~support
 
