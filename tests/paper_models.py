@@ -15,6 +15,20 @@ from maxent_privacy.mondrian import mondrian
 MONDRIAN_QI = ["age", "sex", "race", "marital_status", "relationship"]
 
 
+def three_release_frames() -> list:
+    """The example of ``solve/support.py``'s docstring: five people in three bucketized
+    releases (columns pid, q, s, g) where P0 holds b in no world, which only the three
+    releases together show."""
+    return [
+        pd.DataFrame({"pid": p, "q": 0, "s": s, "g": g})
+        for p, s, g in [
+            ([2, 3, 0], ["a", "b", "a"], [0, 0, 0]),
+            ([4, 3, 2, 0, 1], ["a", "b", "a", "a", "b"], [0, 0, 1, 1, 1]),
+            ([4, 0, 1], ["a", "a", "b"], [0, 0, 0]),
+        ]
+    ]
+
+
 def figure1_model(person="name", knowledge=True) -> MaxEntModel:
     """Du et al. Figure 1 (person ids by ``person``), with the knowledge
     P(Breast Cancer | male) = 0 unless ``knowledge`` is False."""

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from paper_models import three_release_frames
 
 from maxent_privacy import Bucketized, MaxEntModel
 from maxent_privacy.solve import support
@@ -256,14 +257,7 @@ def test_rules_are_sound_and_complete_where_claimed():
 def test_three_releases_force_what_no_pair_does():
     """The module docstring's example of solve/support.py: P0 holds a in every world; the
     flows alone leave P0's b free, the support LP fixes it."""
-    frames = [
-        pd.DataFrame({"pid": p, "q": 0, "s": s, "g": g})
-        for p, s, g in [
-            ([2, 3, 0], ["a", "b", "a"], [0, 0, 0]),
-            ([4, 3, 2, 0, 1], ["a", "b", "a", "a", "b"], [0, 0, 1, 1, 1]),
-            ([4, 0, 1], ["a", "a", "b"], [0, 0, 0]),
-        ]
-    ]
+    frames = three_release_frames()
     model = model_of(frames)
     counts = world_values(model, frames, 5)
     p0_b = np.flatnonzero(
@@ -277,14 +271,7 @@ def test_three_releases_force_what_no_pair_does():
 
 def test_a_cut_short_lp_fixes_nothing(monkeypatch):
     """A support LP that does not finish (here: no LP answers) leaves the cells free."""
-    frames = [
-        pd.DataFrame({"pid": p, "q": 0, "s": s, "g": g})
-        for p, s, g in [
-            ([2, 3, 0], ["a", "b", "a"], [0, 0, 0]),
-            ([4, 3, 2, 0, 1], ["a", "b", "a", "a", "b"], [0, 0, 1, 1, 1]),
-            ([4, 0, 1], ["a", "a", "b"], [0, 0, 0]),
-        ]
-    ]
+    frames = three_release_frames()
     model = model_of(frames)
     monkeypatch.setattr(support, "max_support", lambda *a, **k: None)
     red = presolved(model)

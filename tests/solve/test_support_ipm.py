@@ -4,7 +4,7 @@ answer of it that is not clean (a ``t`` strictly between 0 and 1) goes to the si
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+from paper_models import three_release_frames
 
 from maxent_privacy import Bucketized, MaxEntModel
 from maxent_privacy.solve import forced_zeros, support
@@ -13,15 +13,9 @@ from maxent_privacy.solve.presolve import FixForcedCells
 
 def _three_releases() -> MaxEntModel:
     """support.py's example: P0 holds b in no world, which only all three releases show."""
-    frames = [
-        pd.DataFrame({"pid": p, "q": 0, "s": s, "g": g})
-        for p, s, g in [
-            ([2, 3, 0], ["a", "b", "a"], [0, 0, 0]),
-            ([4, 3, 2, 0, 1], ["a", "b", "a", "a", "b"], [0, 0, 1, 1, 1]),
-            ([4, 0, 1], ["a", "a", "b"], [0, 0, 0]),
-        ]
-    ]
-    return MaxEntModel([Bucketized(f, qi=["q"], sa="s", group="g", person="pid") for f in frames])
+    return MaxEntModel(
+        [Bucketized(f, qi=["q"], sa="s", group="g", person="pid") for f in three_release_frames()]
+    )
 
 
 def _presolved(model):
