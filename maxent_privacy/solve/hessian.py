@@ -175,16 +175,10 @@ class Gram:
         self.qa, self.qb, self.r2, self.pos2 = qa, qb, r2, pos2  # H2: M entries, 1/R_c
         self.n_m = int(m_of.max()) + 1 if len(m_of) else 0
 
-    @staticmethod
-    def layout(A, cls, R) -> _Layout:
-        """What :meth:`of` reads first: A's entries by cell and by (row, class), and how
-        many products the pattern holds (``.pairs``), counted without forming them."""
-        return _Layout(A, cls, R)
-
     @classmethod
     def of(cls_, A, cls, R, max_pairs: int | None = None, layout=None) -> Gram | None:
         """The pattern of ``A P A'``; None when it holds more than ``max_pairs`` products
-        (default :data:`GRAM_MAX_PAIRS`). ``layout``: :meth:`layout` of the same
+        (default :data:`GRAM_MAX_PAIRS`). ``layout``: the :class:`_Layout` of the same
         arguments, when already computed."""
         max_pairs = GRAM_MAX_PAIRS if max_pairs is None else max_pairs
         L = _Layout(A, cls, R) if layout is None else layout
@@ -249,18 +243,19 @@ def column_kinds(A) -> tuple[np.ndarray, np.ndarray]:
     # each entry as a number in [1, width); a column: its count, then its entries in turn,
     # packed into one key while it fits in 62 bits, re-numbered (kinds so far) otherwise
     width = (A.shape[0] + 1) * n_values + 1
-    kind, bound = count.astype(np.int64), int(count.max(initial=0)) + 1
+    longest = int(count.max(initial=0))
+    kind, bound = count.astype(np.int64), longest + 1
     starts = A.indptr[:-1]
-    for t in range(int(count.max(initial=0))):
+    for t in range(longest):
         has = count > t
         entry = np.zeros(n, dtype=np.int64)
         at = starts[has] + t
         entry[has] = A.indices[at].astype(np.int64) * n_values + values[at] + 1
         kind, bound = kind * width + entry, bound * width
-        if (bound * width).bit_length() > 62 or t == count.max() - 1:
+        if (bound * width).bit_length() > 62 or t == longest - 1:
             _, kind, first = _unique_inverse(kind, bound, first=True)
             bound = len(first)
-    if not n or count.max(initial=0) == 0:
+    if longest == 0:  # every column empty: one kind
         _, kind, first = _unique_inverse(kind, bound, first=True)
     return kind, first
 
@@ -270,31 +265,21 @@ class _Products:
     diag(x) A'`` over the kinds of columns (:func:`column_kinds`: cells with the same rows
     add up first) and ``M diag(1/R) M'`` from M's entries added up by ``bincount``."""
 
-    def __init__(self, A, cls, R):
-        A = sp.csr_array(A, copy=True)
-        A.sum_duplicates()
-        self.A, self.cls, self.R = A, cls, R
-        self.kind, first = column_kinds(A)
-        self.K = sp.csr_array(A[:, first])  # one column per kind
+    def __init__(self, A, cls, R, layout: _Layout | None = None):
+        self.L = _Layout(A, cls, R) if layout is None else layout
+        self.R = R
+        self.kind, first = column_kinds(self.L.Ac)
+        self.K = sp.csr_array(self.L.Ac[:, first])  # one column per kind
         self.KT = sp.csr_array(self.K.T)
-        n, C = A.shape[0], len(R)
-        coo = A.tocoo()
-        mkey, self.m_of = _sorted_unique_inverse(
-            coo.row.astype(np.int64) * C + np.asarray(cls, dtype=np.int64)[coo.col], n * C
-        )
-        self.coo = coo
-        self.m_row, self.m_cls = mkey // C, mkey % C
 
     def fill(self, x: np.ndarray) -> sp.csc_array:
-        xk = np.bincount(self.kind, weights=x, minlength=self.K.shape[1])
-        K = self.K
+        L, K = self.L, self.K
+        xk = np.bincount(self.kind, weights=x, minlength=K.shape[1])
         H1 = sp.csr_array((K.data * xk[K.indices], K.indices, K.indptr), shape=K.shape) @ self.KT
-        m = np.bincount(
-            self.m_of, weights=self.coo.data * x[self.coo.col], minlength=len(self.m_row)
-        )
-        shape = (self.A.shape[0], len(self.R))
-        M = sp.csr_array((m, (self.m_row, self.m_cls)), shape=shape)
-        Mr = sp.csr_array((m * _inv(self.R)[self.m_cls], (self.m_row, self.m_cls)), shape=shape)
+        m = np.bincount(L.m_of, weights=L.coo.data * x[L.coo.col], minlength=len(L.m_row))
+        where, shape = (L.m_row, L.m_cls), (L.n, L.C)
+        M = sp.csr_array((m, where), shape=shape)
+        Mr = sp.csr_array((m * _inv(self.R)[L.m_cls], where), shape=shape)
         return sp.triu(H1 - Mr @ sp.csr_array(M.T), format="csc")
 
 
@@ -303,19 +288,20 @@ class _Measured:
     products each (:data:`GRAM_MAX_SHARE`), else sparse products again."""
 
     def __init__(self, A, cls, R, layout: _Layout):
-        self.products = _Products(A, cls, R)
-        self.cls, self.R, self.layout = cls, R, layout
-        self.gram, self.decided = None, False
+        self.products = _Products(A, cls, R, layout)
+        self.args = (A, cls, R)  # None once decided
+        self.gram = None
 
     def fill(self, x: np.ndarray) -> sp.csc_array:
         if self.gram is not None:
             return self.gram.fill(x)
         U = self.products.fill(x)
-        if not self.decided:
-            self.decided = True
-            if self.layout.pairs <= GRAM_MAX_SHARE * max(U.nnz, 1):
-                self.gram = Gram.of(self.products.A, self.cls, self.R, layout=self.layout)
-            self.layout = None  # (its arrays are Gram's now, or no longer needed)
+        if self.args is not None:
+            layout = self.products.L
+            if layout.pairs <= GRAM_MAX_SHARE * max(U.nnz, 1):
+                self.gram = Gram.of(*self.args, layout=layout)
+                self.products = None
+            self.args = None
         return U
 
 
@@ -323,9 +309,9 @@ def hessian_of(A, cls, R):
     """What gives the upper triangle of ``A P A'`` at x (``.fill(x)``): a :class:`Gram`
     up to :data:`GRAM_SURE_PAIRS` products, sparse products past :data:`GRAM_MAX_PAIRS`,
     and in between whichever the first step's Hessian favours (:class:`_Measured`)."""
-    layout = Gram.layout(A, cls, R)
+    layout = _Layout(A, cls, R)
     if layout.pairs > GRAM_MAX_PAIRS:
-        return _Products(A, cls, R)
+        return _Products(A, cls, R, layout)
     if layout.pairs <= GRAM_SURE_PAIRS:
         return Gram.of(A, cls, R, layout=layout)
     return _Measured(A, cls, R, layout)
