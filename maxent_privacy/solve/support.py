@@ -108,8 +108,9 @@ GATE_FALL = 2.5
 #: but linearly passes there; a residual that decays like 1 / sweeps (forced zeros) still
 #: falls by only 2 when the sweeps double
 GATE_LARGE_CELLS = 10_000
-#: the longer reading of large pieces (sweeps)
-GATE_SWEEPS_LARGE = (40, 80)
+#: the longer reading of large pieces (sweeps from the start): the fitting goes on from
+#: the table the first reading left, so its first read is at ``GATE_SWEEPS[1]``
+GATE_SWEEPS_LARGE = (GATE_SWEEPS[1], 2 * GATE_SWEEPS[1])
 #: a relative row residual this small counts as met (the piece has a positive table)
 GATE_MET = 1e-9
 #: pieces are put together into one LP up to this many cells (fewer HiGHS calls; a
@@ -197,7 +198,7 @@ def exact_by_flows(piece: np.ndarray, row_of: np.ndarray, value: np.ndarray) -> 
     return (n_rel <= 1) | ((n_rel == 2) & (n_val <= 2))
 
 
-def scaling_converges(cls, row_of, R, C, piece, row_piece, k=None, sweeps=GATE_SWEEPS):
+def scaling_converges(cls, row_of, R, C, piece, row_piece, k=None, sweeps=GATE_SWEEPS, x=None):
     """Per piece: whether iterative proportional fitting (the Relation rows of each
     release in turn, then the class rows) converges linearly on it: the largest relative
     row residual after ``sweeps[1]`` sweeps is at most ``GATE_MET`` or ``GATE_FALL`` times
@@ -207,7 +208,8 @@ def scaling_converges(cls, row_of, R, C, piece, row_piece, k=None, sweeps=GATE_S
     exists, linearly; when the rows force cells to 0 those cells, and the residual, decay
     like 1 / sweeps. Starts from each class spread evenly over its free cells. ``piece``
     and ``row_piece`` (-1: a row left out) label the cells and rows; ``k``: the number of
-    pieces (default: the largest label + 1).
+    pieces (default: the largest label + 1). ``x``: the table to start from, fitted in
+    place (default: each class spread evenly over its cells, a new array).
 
     >>> R, C = np.array([1.0, 1.0]), np.array([1.0, 1.0, 1.0, 1.0])
     >>> cls, piece = np.array([0, 0, 1, 1]), np.zeros(4, dtype=int)
@@ -216,8 +218,8 @@ def scaling_converges(cls, row_of, R, C, piece, row_piece, k=None, sweeps=GATE_S
     [True]
     """
     k = int(piece.max(initial=-1)) + 1 if k is None else k
-    per_class = np.bincount(cls, minlength=len(R))
-    x = R[cls] / np.maximum(per_class[cls], 1)
+    if x is None:
+        x = R[cls] / np.maximum(np.bincount(cls, minlength=len(R))[cls], 1)
     # each release: its cells (None: all of them), their rows, and its rows in a piece
     # with their scale (the residual is relative to max(1, |C|))
     releases = []
@@ -334,14 +336,20 @@ class PieceSupport:
 def _gate(cls, row_of, RC, piece, row_piece, todo, size) -> np.ndarray:
     """Per piece: whether fitting converges linearly on it (:func:`scaling_converges`),
     read once more over :data:`GATE_SWEEPS_LARGE` on the pieces of at least
-    :data:`GATE_LARGE_CELLS` cells that fail the first reading."""
+    :data:`GATE_LARGE_CELLS` cells that fail the first reading (fitting goes on from where
+    the first reading stopped: pieces share no row, so each is fitted on its own)."""
     k = len(todo)
-    converge = scaling_converges(cls, row_of, *RC, piece, row_piece, k)
+    R = RC[0]
+    x = R[cls] / np.maximum(np.bincount(cls, minlength=len(R))[cls], 1)
+    converge = scaling_converges(cls, row_of, *RC, piece, row_piece, k, x=x)
     again = todo & ~converge & (size >= GATE_LARGE_CELLS)
     if again.any():
         on = again[piece]
         rp = np.where((row_piece >= 0) & again[np.maximum(row_piece, 0)], row_piece, -1)
-        late = scaling_converges(cls[on], row_of[:, on], *RC, piece[on], rp, k, GATE_SWEEPS_LARGE)
+        # read first the table the first reading left (GATE_SWEEPS[1] sweeps), then the
+        # one GATE_SWEEPS_LARGE's span of sweeps later
+        later = (1, 1 + GATE_SWEEPS_LARGE[1] - GATE_SWEEPS_LARGE[0])
+        late = scaling_converges(cls[on], row_of[:, on], *RC, piece[on], rp, k, later, x[on])
         converge |= again & late
     return converge
 

@@ -188,7 +188,7 @@ def presolved(model, **patch):
     return red
 
 
-def _never_converges(cls, row_of, R, C, piece, row_piece, k=None, sweeps=None):
+def _never_converges(cls, row_of, R, C, piece, row_piece, k=None, sweeps=None, x=None):
     return np.zeros(int(piece.max(initial=-1)) + 1 if k is None else k, dtype=bool)
 
 

@@ -62,3 +62,32 @@ def test_forced_zero_fails_both_readings():
         for sweeps in (support.GATE_SWEEPS, support.GATE_SWEEPS_LARGE):
             got = support.scaling_converges(cls, row_of, R, C, piece, row_piece, 1, sweeps)
             assert got.tolist() == [want], (want, sweeps)
+
+
+def test_the_second_reading_goes_on_from_the_first(monkeypatch):
+    """The gate reads a large failing piece again by fitting on from the first reading's
+    table: the forced zero still fails, the free pattern passes at the first reading."""
+    monkeypatch.setattr(support, "GATE_LARGE_CELLS", 1)
+    calls = []
+    original = support.scaling_converges
+
+    def spy(*args, **kwargs):
+        calls.append(args[7] if len(args) > 7 else kwargs.get("sweeps", support.GATE_SWEEPS))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(support, "scaling_converges", spy)
+    R, C = np.array([1.0, 1.0]), np.array([1.0, 1.0])
+    one = np.ones(1, dtype=bool)
+    forced = support._gate(
+        np.array([0, 0, 1]), np.array([[0, 1, 1]]), (R, C), np.zeros(3, dtype=int),
+        np.zeros(2, dtype=int), one, np.array([3]),
+    )  # fmt: skip
+    assert forced.tolist() == [False]
+    span = support.GATE_SWEEPS_LARGE[1] - support.GATE_SWEEPS_LARGE[0]
+    assert calls == [support.GATE_SWEEPS, (1, 1 + span)]  # 40 more sweeps, not 80
+    calls.clear()
+    free = support._gate(
+        np.array([0, 0, 1, 1]), np.array([[0, 1, 0, 1]]), (R, C), np.zeros(4, dtype=int),
+        np.zeros(2, dtype=int), one, np.array([4]),
+    )  # fmt: skip
+    assert free.tolist() == [True] and calls == [support.GATE_SWEEPS]
