@@ -36,7 +36,7 @@ import pandas as pd
 from ..errors import KnowledgeError
 from .learners import LEARNERS, encode
 from .learners import learner as _learner
-from .projection import check, expected_table, projector
+from .projection import Support, check, expected_table, projector
 
 __all__ = ["definetti"]
 
@@ -60,7 +60,7 @@ def _squarem_round(project, table, tol, left):
     if c2 <= tol or left < 3:
         return t2, c2 <= tol
     r, v = t1 - table, t2 - 2 * t1 + table
-    alpha = -np.sqrt((r * r).sum() / max((v * v).sum(), 1e-300))
+    alpha = -np.sqrt(np.vdot(r, r) / max(np.vdot(v, v), 1e-300))
     alpha = min(alpha, -1.0)
     step = t2  # alpha = -1: the plain double round
     for _ in range(12):
@@ -119,24 +119,29 @@ def definetti(
     kwargs = {"encoded": encode(qi)} if fit in LEARNERS.values() else {}
     if learner == "logistic_regression":
         kwargs["seed"] = seed
-    project = projector(model, values, result, solver)
-    n = np.asarray(model.classes["n"], dtype=float)[:, None]
+    support = Support(result, values, real)
+    project = projector(model, values, result, support, solver)
+    sr, n = (slice(None) if everyone else support.real), support.n
+    unit = bool(np.all(n == 1))
     rows: list[dict] = []
     last: dict = {}
 
-    def round_(table):
-        """One round: fit the learner to ``table``, project its prior (checked)."""
+    def round_(v):
+        """One round: fit the learner to the table ``v`` (a vector over ``support``),
+        project its prior (checked)."""
         t = time.perf_counter()
+        table = support.dense(v)
         if everyone:
-            p = seen_p = fit(qi, table, **kwargs)
-            seen = table
+            p = fit(qi, table, **kwargs)
         else:
             p = np.full(table.shape, 1.0 / max(len(values), 1))
-            seen = table[real]
-            p[real] = seen_p = fit(qi, seen, **kwargs)
-        loglik = float((seen * np.log(np.maximum(seen_p, 1e-300))).sum() / seen.sum())
+            p[real] = fit(qi, table[real], **kwargs)
+        # the learner's log-likelihood: 0 outside the support, where the table is 0
+        seen = v[sr]
+        loglik = float(np.vdot(seen, np.log(np.maximum(support.of(p)[sr], 1e-300))) / seen.sum())
         new = project(p)
-        change = float(np.max(np.abs(new - table) / n, initial=0.0))
+        moved = np.abs(new - v)
+        change = float(np.max(moved if unit else moved / n, initial=0.0))
         last["prior"] = p
         rows.append(
             {"iteration": len(rows) + 1, "log_likelihood": loglik, "change": change,
@@ -146,10 +151,10 @@ def definetti(
             print(f"deFinetti {len(rows):3d}: log-likelihood {loglik:.6f}  change {change:.2e}")
         return new, change
 
-    counts = expected_table(result, values)
+    v = support.of(expected_table(result, values))
     converged = False
     while len(rows) < max_iter and not converged:
-        counts, converged = _squarem_round(round_, counts, tol, max_iter - len(rows))
+        v, converged = _squarem_round(round_, v, tol, max_iter - len(rows))
     result = project.final(last["prior"])
     result.history = pd.DataFrame(rows)
     result.solver_stats["definetti"] = {

@@ -36,7 +36,10 @@ class Encoded:
     def __init__(self, qi: pd.DataFrame):
         blocks, sizes = [], []
         for col in qi.columns:
-            codes, levels = pd.factorize(qi[col].astype(object), use_na_sentinel=False)
+            column = qi[col]
+            if isinstance(column.dtype, pd.CategoricalDtype):  # its observed levels only
+                column = column.astype(object)
+            codes, levels = pd.factorize(column, use_na_sentinel=False)
             blocks.append(codes + sum(sizes))
             sizes.append(len(levels))
         n, k = len(qi), len(blocks)
@@ -45,6 +48,8 @@ class Encoded:
         self.H = sp.csr_array((np.ones(n * k), (rows, cols)), shape=(n, sum(sizes)))
         self.HT = self.H.T.tocsr()
         self.sizes = np.repeat(np.asarray(sizes, dtype=float), sizes)
+        self.k = k  # levels per class (one per column)
+        self.first = sizes[0] if sizes else 0  # the first column's levels
 
 
 def encode(qi: pd.DataFrame) -> Encoded:
@@ -59,14 +64,22 @@ def naive_bayes(
     Laplace smoothing ``alpha``: P(v | s) = (N[v, s] + alpha) / (N[s] + alpha |V|)."""
     counts = np.asarray(counts, dtype=float)
     enc = encode(qi) if encoded is None else encoded
-    n_s = counts.sum(axis=0)
+    n_s = np.ones(len(counts)) @ counts  # (a product: numpy's sums along an axis are slower)
     N = enc.HT @ counts  # levels x values
     logp = np.log(N + alpha) - np.log(n_s + alpha * enc.sizes[:, None])
-    score = enc.H @ logp
-    score += np.log(n_s + alpha) - np.log(n_s.sum() + alpha * counts.shape[1])
-    score -= score.max(axis=1, keepdims=True)
+    log_prior = np.log(n_s + alpha) - np.log(n_s.sum() + alpha * counts.shape[1])
+    if enc.k:  # every class has one level of the first column: the prior rides on it
+        logp[: enc.first] += log_prior
+        score = enc.H @ logp
+    else:
+        score = np.broadcast_to(log_prior, counts.shape).copy()
+    # no shift by each class's largest score where no score can underflow (smoothing
+    # keeps every factor >= alpha / (N[s] + alpha |V|)): one exp instead of a max too
+    lowest = enc.k * logp.min(initial=0.0) if enc.k else log_prior.min(initial=0.0)
+    if lowest < -700:
+        score -= score.max(axis=1, keepdims=True)
     p = np.exp(score, out=score)
-    p /= p.sum(axis=1, keepdims=True)
+    p *= (1.0 / (p @ np.ones(p.shape[1])))[:, None]
     return p
 
 

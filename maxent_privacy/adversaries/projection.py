@@ -9,7 +9,8 @@ onto the tables a model allows.
   previous round's factors), the class and value totals checked by our own arithmetic
   each round; the last prior is then solved and certified once by ``model.solve(prior=...)``.
 
-Both return the expected table ``counts[c, s]`` (record classes x values).
+Both return the expected table ``counts[c, s]`` (record classes x values) as a vector
+over the entries a table can make positive (:class:`Support`).
 """
 
 from __future__ import annotations
@@ -20,20 +21,54 @@ import pandas as pd
 from ..errors import SolverFailed
 from ..solve.matrix_scaling import bucket_scaling
 
-__all__ = ["Solves", "Scaling", "expected_table", "projector"]
+__all__ = ["Solves", "Scaling", "Support", "expected_table", "projector"]
 
 #: the largest relative miss of a class or value total a scaling round may leave
 TOTALS_TOL = 1e-9
+
+
+def value_index(column: pd.Series, values: list) -> np.ndarray:
+    """The position of each entry of ``column`` in ``values`` (by its distinct entries:
+    5x faster than looking up every one)."""
+    codes, distinct = pd.factorize(column)
+    return pd.Index(values).get_indexer(distinct)[codes]
 
 
 def expected_table(result, values: list) -> np.ndarray:
     """counts[c, s] of ``result``'s table (classes of the model x ``values``)."""
     model = result.model
     cells = result.cell_table()
-    col = pd.Index(values).get_indexer(cells[model.sa])
-    counts = np.zeros((len(model.classes), len(values)))
-    np.add.at(counts, (cells["cls"].to_numpy(), col), result.x)
-    return counts
+    col = value_index(cells[model.sa], values)
+    shape = (len(model.classes), len(values))
+    flat = cells["cls"].to_numpy() * len(values) + col
+    return np.bincount(flat, weights=result.x, minlength=shape[0] * shape[1]).reshape(shape)
+
+
+class Support:
+    """The (class, value) entries that some table the release allows makes positive
+    (those with a cell): the attack's tables as vectors over them, a fifth of the dense
+    classes x values table on Anatomy releases of Adult.
+
+    ``of(table)``: a dense table's vector; ``dense(v)``: back; ``n``: each entry's class
+    size; ``real``: the positions of real people's entries (not counterfeit records')."""
+
+    def __init__(self, result, values: list, real: np.ndarray):
+        model = result.model
+        cells = result.cell_table()
+        self.shape = (len(model.classes), len(values))
+        flat = cells["cls"].to_numpy() * len(values) + value_index(cells[model.sa], values)
+        self.idx = np.unique(flat)
+        cls = self.idx // len(values)
+        self.n = np.asarray(model.classes["n"], dtype=float)[cls]
+        self.real = np.flatnonzero(real[cls])
+
+    def of(self, table: np.ndarray) -> np.ndarray:
+        return np.asarray(table).take(self.idx)
+
+    def dense(self, v: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.shape[0] * self.shape[1])
+        out.put(self.idx, v)
+        return out.reshape(self.shape)
 
 
 def check(result, it: int) -> None:
@@ -46,10 +81,12 @@ def check(result, it: int) -> None:
 
 
 class Solves:
-    """Each round a certified ``model.solve(prior=...)``."""
+    """Each round a certified ``model.solve(prior=...)``; a round maps a prior to the
+    projected table as a vector over ``support`` (a :class:`Support`)."""
 
-    def __init__(self, model, values: list, solver=None):
+    def __init__(self, model, values: list, support: Support, solver=None):
         self.model, self.values, self.solver = model, values, solver
+        self.support = support
         self.rounds = 0
 
     def solve(self, p: np.ndarray):
@@ -62,7 +99,7 @@ class Solves:
 
     def __call__(self, p: np.ndarray) -> np.ndarray:
         self.last = self.solve(p)
-        return expected_table(self.last, self.values)
+        return self.support.of(expected_table(self.last, self.values))
 
     def final(self, p: np.ndarray):
         """The certified Result of the last round (``p``: its prior)."""
@@ -72,23 +109,23 @@ class Solves:
 class Scaling(Solves):
     """Warm-started matrix scaling per bucket (one release, every component closed)."""
 
-    def __init__(self, model, values: list, result, solver=None):
-        super().__init__(model, values, solver)
+    def __init__(self, model, values: list, support: Support, result, solver=None):
+        super().__init__(model, values, support, solver)
         s = model.structure
         cells = result.cell_table()
         free = ~np.asarray(result.fixed)[s.value_cell]
         self.cls = s.cell_class[s.value_cell][free]
         self.gs = s.cell_sa[s.value_cell][free]
-        self.col = pd.Index(values).get_indexer(cells[model.sa])[free]
+        every = value_index(cells[model.sa], values)
+        self.col = every[free]
         self.n = s.cell_n[s.value_cell][free]
-        self.base = np.zeros((len(model.classes), len(values)))  # the fixed cells
+        # each cell's entry of the support; the fixed cells' sum, a constant
+        entry = np.searchsorted(support.idx, cells["cls"].to_numpy() * len(values) + every)
+        self.flat = entry[free]  # where the prior of a free cell is read
+        self.prior_at = self.cls * len(values) + self.col
         keep = ~free
-        np.add.at(
-            self.base,
-            (cells["cls"].to_numpy()[keep], pd.Index(values).get_indexer(cells[model.sa][keep])),
-            result.x[keep],
-        )
-        self.flat = self.cls * len(values) + self.col  # cell -> (class, value) entry
+        self.base = np.bincount(entry[keep], weights=result.x[keep], minlength=len(support.idx))
+        self.fixed = bool(keep.any())
         x_free = result.x[free]
         self.R = np.bincount(self.cls, weights=x_free, minlength=len(s.class_n))
         self.C = np.bincount(self.gs, weights=x_free, minlength=len(s.sa_n))
@@ -106,7 +143,7 @@ class Scaling(Solves):
 
     def __call__(self, p: np.ndarray) -> np.ndarray:
         self.rounds += 1
-        w = self.n * p[self.cls, self.col]
+        w = self.n * p.take(self.prior_at)
         cls, gs = self.cls, self.gs
         x = self.scaling(w)
         # our own check of the round: every class and value total of the release
@@ -117,15 +154,15 @@ class Scaling(Solves):
             raise SolverFailed(
                 f"deFinetti round {self.rounds}: scaling missed a total by {worst:.1e}"
             )
-        counts = np.bincount(self.flat, weights=x, minlength=self.base.size)
-        return counts.reshape(self.base.shape) + self.base
+        counts = np.bincount(self.flat, weights=x, minlength=len(self.base))
+        return counts + self.base if self.fixed else counts
 
     def final(self, p: np.ndarray):
         return self.solve(p)
 
 
-def projector(model, values: list, result, solver=None) -> Solves:
+def projector(model, values: list, result, support: Support, solver=None) -> Solves:
     """:class:`Scaling` where it applies, else :class:`Solves`."""
     if solver in (None, "maxent") and Scaling.applies(model, result):
-        return Scaling(model, values, result, solver)
-    return Solves(model, values, solver)
+        return Scaling(model, values, support, result, solver)
+    return Solves(model, values, support, solver)

@@ -14,7 +14,8 @@ component (locally or on Dask), inverts the stages and certifies the answer:
 4. **scaling** (:mod:`.scaling`, :class:`ScaleFactRows`): fact rows to largest |coef| 1.
 5. **components** (:mod:`.components`, :class:`SplitComponents`): independent problems.
 6. **backends**: the closed form of Eq. (9) (:mod:`.closed_form`; with a prior, matrix
-   scaling of every bucket, :mod:`.matrix_scaling`), our Newton solver on
+   scaling of every bucket, :mod:`.matrix_scaling`, its small systems
+   :mod:`.small_systems`), our Newton solver on
    the dual (:mod:`.newton`, :mod:`.newton_backend`; its Hessian :mod:`.hessian`, factored
    by :mod:`.factor`), a conic solver through cvxpy with
    polish (:mod:`.conic`, :mod:`.polish`), run by :mod:`.dispatch`. Cells proved 0 late
