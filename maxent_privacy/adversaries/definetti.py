@@ -11,6 +11,14 @@ itself, and reasons about each group's possible assignments with it:
    facts allow (``model.solve(prior=...)``: minimum cross-entropy, the I-projection);
 4. repeat from 2 until no class's posterior moves more than ``tol``.
 
+The rounds are accelerated by SQUAREM (Varadhan and Roland 2008): two rounds, a step
+along their extrapolation, one more round. For naive Bayes the extrapolation is of the
+learner's log-parameters (any of them is a prior: nothing to cut back; Du's Adult at
+l = 5: 46 rounds instead of 59 on the tables), for other learners of the tables (cut
+back until they are >= 0). Where the loop has several fixed points the path decides which
+it reaches (Du's Adult at l = 10: two tables 0.99 apart in some cell, both fixed points;
+at l = 2, 3, 5 both paths agree to 1e-5).
+
 Every iterate is a table the release allows (its certificate is checked each round), so
 the learned posterior lies inside the certified bounds of :meth:`MaxEntModel.bounds`.
 
@@ -34,7 +42,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import KnowledgeError
-from .learners import LEARNERS, encode
+from .learners import (
+    LEARNERS,
+    Entries,
+    encode,
+    naive_bayes,
+    naive_bayes_params,
+    naive_bayes_predict,
+)
 from .learners import learner as _learner
 from .projection import Support, check, expected_table, projector
 
@@ -48,29 +63,120 @@ def _arguments(max_iter, tol) -> None:
         raise KnowledgeError(f"tol={tol!r} must be a finite number > 0")
 
 
-def _squarem_round(project, table, tol, left):
-    """One SQUAREM round (Varadhan and Roland 2008) of the fixed-point map ``project``:
-    two rounds, a step along their extrapolation (shortened until the table is >= 0),
-    one more round from there. Every table returned is a projection (a table the release
-    allows); the extrapolated one is only fed to the learner."""
-    t1, c1 = project(table)
+def _step_length(r, v) -> float:
+    """SQUAREM's step (its third scheme), at least the plain double round's."""
+    return min(-np.sqrt(np.vdot(r, r) / max(np.vdot(v, v), 1e-300)), -1.0)
+
+
+class _Rounds:
+    """The attack's rounds: a prior projected onto the tables the model allows (checked),
+    the history, and the learner (its fit of a table, a vector over ``support``)."""
+
+    def __init__(self, model, learner, seed, project, support, progress):
+        self.model, self.project, self.support, self.progress = model, project, support, progress
+        self.fit = _learner(learner)
+        self.real = ~model.structure.phantom
+        # counterfeit records (phantom classes) have no QI: the learner sees real people's
+        # classes only, and the phantoms keep a flat prior (their maximum-entropy share)
+        self.everyone = bool(self.real.all())
+        self.qi = model.classes.loc[self.real, list(model.qi)].reset_index(drop=True)
+        self.encoded = encode(self.qi)
+        self.kwargs = {"encoded": self.encoded} if self.fit in LEARNERS.values() else {}
+        if learner == "logistic_regression":
+            self.kwargs["seed"] = seed
+        self.parametric = self.fit is naive_bayes  # extrapolated in its log-parameters
+        if self.parametric:  # the real people's entries of the support, as NB reads them
+            at_real = np.cumsum(self.real) - 1
+            cls = support.idx[support.real] // support.shape[1]
+            col = support.idx[support.real] % support.shape[1]
+            self.entries = Entries(self.encoded, at_real[cls], col, support.shape[1])
+        self.sr = slice(None) if self.everyone else support.real
+        self.unit = bool(np.all(support.n == 1))
+        self.rows: list[dict] = []
+        self.prior = None  # the last round's
+
+    def _real(self, v):
+        table = self.support.dense(v)
+        return table if self.everyone else table[self.real]
+
+    def _embed(self, p):
+        if self.everyone:
+            return p
+        out = np.full((len(self.real), p.shape[1]), 1.0 / max(p.shape[1], 1))
+        out[self.real] = p
+        return out
+
+    def fitted(self, v):
+        """The learner's prior fitted to the table ``v``."""
+        return self._embed(self.fit(self.qi, self._real(v), **self.kwargs))
+
+    def params(self, v):
+        """Naive Bayes' log-parameters fitted to the table ``v``."""
+        return naive_bayes_params(self.entries.at(v[self.sr]), self.encoded)
+
+    def predicted(self, theta):
+        return self._embed(naive_bayes_predict(theta, self.encoded))
+
+    def __call__(self, p, v):
+        """One round: ``p`` projected; ``v``: the table it was fitted to (or the last
+        table), on which the learner's log-likelihood and the change are measured."""
+        t = time.perf_counter()
+        seen = v[self.sr]
+        logp = np.log(np.maximum(self.support.of(p)[self.sr], 1e-300))
+        loglik = float(np.vdot(seen, logp) / seen.sum())
+        new = self.project(p)
+        moved = np.abs(new - v)
+        change = float(np.max(moved if self.unit else moved / self.support.n, initial=0.0))
+        self.prior = p
+        self.rows.append(
+            {"iteration": len(self.rows) + 1, "log_likelihood": loglik, "change": change,
+             "seconds": time.perf_counter() - t}
+        )  # fmt: skip
+        if self.progress:
+            n = len(self.rows)
+            print(f"deFinetti {n:3d}: log-likelihood {loglik:.6f}  change {change:.2e}")
+        return new, change
+
+
+def _table_cycle(rounds, v, tol, left):
+    """One SQUAREM cycle on the tables: every table returned is a projection; the
+    extrapolated one (shortened until it is >= 0) is only fed to the learner."""
+    t1, c1 = rounds(rounds.fitted(v), v)
     if c1 <= tol or left < 2:
         return t1, c1 <= tol
-    t2, c2 = project(t1)
+    t2, c2 = rounds(rounds.fitted(t1), t1)
     if c2 <= tol or left < 3:
         return t2, c2 <= tol
-    r, v = t1 - table, t2 - 2 * t1 + table
-    alpha = -np.sqrt(np.vdot(r, r) / max(np.vdot(v, v), 1e-300))
-    alpha = min(alpha, -1.0)
+    r, w = t1 - v, t2 - 2 * t1 + v
+    alpha = _step_length(r, w)
     step = t2  # alpha = -1: the plain double round
     for _ in range(12):
-        trial = table - 2 * alpha * r + alpha * alpha * v
+        trial = v - 2 * alpha * r + alpha * alpha * w
         if trial.min() >= 0:
             step = trial
             break
         alpha = (alpha - 1.0) / 2  # halfway back towards the plain double round
-    t3, c3 = project(step)
+    t3, c3 = rounds(rounds.fitted(step), step)
     return t3, c3 <= tol
+
+
+def _params_cycle(rounds, v, tol, left):
+    """One SQUAREM cycle on naive Bayes' log-parameters: two rounds from the table ``v``,
+    then the prior of the extrapolated parameters projected (that round's change is from
+    the last table, not a fixed-point test: the next cycle's first round is)."""
+    th0 = rounds.params(v)
+    t1, c1 = rounds(rounds.predicted(th0), v)
+    if c1 <= tol or left < 2:
+        return t1, c1 <= tol
+    th1 = rounds.params(t1)
+    t2, c2 = rounds(rounds.predicted(th1), t1)
+    if c2 <= tol or left < 3:
+        return t2, c2 <= tol
+    th2 = rounds.params(t2)
+    r, w = th1 - th0, th2 - 2 * th1 + th0
+    alpha = _step_length(r, w)
+    t3, _ = rounds(rounds.predicted(th0 - 2 * alpha * r + alpha * alpha * w), t2)
+    return t3, False
 
 
 def definetti(
@@ -102,64 +208,29 @@ def definetti(
         ``posterior()``, ``person_posterior()``, ``risk_table()``, ``bounds()`` work as for
         ``model.solve()``; ``result.history`` has one row per iteration: the learner's
         log-likelihood per record on the table it was fitted to (``log_likelihood``,
-        conditional, nats), the largest change of a class posterior (``change``) and the
-        seconds; ``result.solver_stats["definetti"]`` sums it up.
+        conditional, nats; a round from extrapolated parameters: on the last table), the
+        largest change of a class posterior from that table (``change``) and the seconds;
+        ``result.solver_stats["definetti"]`` sums it up.
     """
     _arguments(max_iter, tol)
-    fit = _learner(learner)
+    _learner(learner)  # a bad name fails before the first solve
     t0 = time.perf_counter()
     result = model.solve(solver=solver)
     check(result, 0)
     values = sorted(result.cell_table()[model.sa].unique(), key=str)
-    # counterfeit records (phantom classes) have no QI: the learner sees real people's
-    # classes only, and the phantoms keep a flat prior (their maximum-entropy share)
-    real = ~model.structure.phantom
-    everyone = bool(real.all())
-    qi = model.classes.loc[real, list(model.qi)].reset_index(drop=True)
-    kwargs = {"encoded": encode(qi)} if fit in LEARNERS.values() else {}
-    if learner == "logistic_regression":
-        kwargs["seed"] = seed
-    support = Support(result, values, real)
+    support = Support(result, values, ~model.structure.phantom)
     project = projector(model, values, result, support, solver)
-    sr, n = (slice(None) if everyone else support.real), support.n
-    unit = bool(np.all(n == 1))
-    rows: list[dict] = []
-    last: dict = {}
-
-    def round_(v):
-        """One round: fit the learner to the table ``v`` (a vector over ``support``),
-        project its prior (checked)."""
-        t = time.perf_counter()
-        table = support.dense(v)
-        if everyone:
-            p = fit(qi, table, **kwargs)
-        else:
-            p = np.full(table.shape, 1.0 / max(len(values), 1))
-            p[real] = fit(qi, table[real], **kwargs)
-        # the learner's log-likelihood: 0 outside the support, where the table is 0
-        seen = v[sr]
-        loglik = float(np.vdot(seen, np.log(np.maximum(support.of(p)[sr], 1e-300))) / seen.sum())
-        new = project(p)
-        moved = np.abs(new - v)
-        change = float(np.max(moved if unit else moved / n, initial=0.0))
-        last["prior"] = p
-        rows.append(
-            {"iteration": len(rows) + 1, "log_likelihood": loglik, "change": change,
-             "seconds": time.perf_counter() - t}
-        )  # fmt: skip
-        if progress:
-            print(f"deFinetti {len(rows):3d}: log-likelihood {loglik:.6f}  change {change:.2e}")
-        return new, change
-
+    rounds = _Rounds(model, learner, seed, project, support, progress)
+    cycle = _params_cycle if rounds.parametric else _table_cycle
     v = support.of(expected_table(result, values))
     converged = False
-    while len(rows) < max_iter and not converged:
-        v, converged = _squarem_round(round_, v, tol, max_iter - len(rows))
-    result = project.final(last["prior"])
-    result.history = pd.DataFrame(rows)
+    while len(rounds.rows) < max_iter and not converged:
+        v, converged = cycle(rounds, v, tol, max_iter - len(rounds.rows))
+    result = project.final(rounds.prior)
+    result.history = pd.DataFrame(rounds.rows)
     result.solver_stats["definetti"] = {
         "learner": learner if isinstance(learner, str) else getattr(learner, "__name__", "?"),
-        "iterations": len(rows),
+        "iterations": len(rounds.rows),
         "projection": type(project).__name__,
         "converged": converged,
         "seconds": time.perf_counter() - t0,

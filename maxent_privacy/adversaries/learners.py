@@ -7,6 +7,8 @@ table the release allows that it currently believes.
 
 * :func:`naive_bayes`: categorical naive Bayes with Laplace smoothing (Kifer's choice),
   every QI column a category (ranges and sets of a generalized release are labels too);
+  it is :func:`naive_bayes_params` (its log-parameters, from a dense table or from
+  :class:`Entries`) then :func:`naive_bayes_predict`, which the attack uses apart;
 * :func:`logistic_regression`: multinomial logistic regression on one-hot QI (needs
   scikit-learn: ``pip install "maxent-privacy[learn]"``).
 
@@ -25,7 +27,17 @@ import scipy.sparse as sp
 
 from ..errors import KnowledgeError
 
-__all__ = ["LEARNERS", "Encoded", "encode", "naive_bayes", "logistic_regression", "learner"]
+__all__ = [
+    "LEARNERS",
+    "Encoded",
+    "encode",
+    "learner",
+    "logistic_regression",
+    "naive_bayes",
+    "naive_bayes_params",
+    "naive_bayes_predict",
+    "Entries",
+]
 
 
 class Encoded:
@@ -49,7 +61,6 @@ class Encoded:
         self.HT = self.H.T.tocsr()
         self.sizes = np.repeat(np.asarray(sizes, dtype=float), sizes)
         self.k = k  # levels per class (one per column)
-        self.first = sizes[0] if sizes else 0  # the first column's levels
 
 
 def encode(qi: pd.DataFrame) -> Encoded:
@@ -57,30 +68,78 @@ def encode(qi: pd.DataFrame) -> Encoded:
     return Encoded(qi)
 
 
-def naive_bayes(
-    qi: pd.DataFrame, counts: np.ndarray, alpha: float = 1.0, encoded=None
-) -> np.ndarray:
-    """P(s | QI) per class by categorical naive Bayes fitted to ``counts`` (weights),
-    Laplace smoothing ``alpha``: P(v | s) = (N[v, s] + alpha) / (N[s] + alpha |V|)."""
-    counts = np.asarray(counts, dtype=float)
-    enc = encode(qi) if encoded is None else encoded
-    n_s = np.ones(len(counts)) @ counts  # (a product: numpy's sums along an axis are slower)
-    N = enc.HT @ counts  # levels x values
-    logp = np.log(N + alpha) - np.log(n_s + alpha * enc.sizes[:, None])
-    log_prior = np.log(n_s + alpha) - np.log(n_s.sum() + alpha * counts.shape[1])
-    if enc.k:  # every class has one level of the first column: the prior rides on it
-        logp[: enc.first] += log_prior
-        score = enc.H @ logp
+def naive_bayes_params(counts, encoded: Encoded, alpha: float = 1.0) -> np.ndarray:
+    """Naive Bayes fitted to ``counts`` as one matrix of log-parameters (levels + 1) x
+    values: log P(v | s) per QI level, and log P(s) in the last row, Laplace smoothing
+    ``alpha``: P(v | s) = (N[v, s] + alpha) / (N[s] + alpha |V|), P(s) = (N[s] + alpha)
+    / (N + alpha |S|). ``counts``: the dense table, or an :class:`Entries` table."""
+    if isinstance(counts, Entries):
+        N, n_s = counts.level_counts()
     else:
-        score = np.broadcast_to(log_prior, counts.shape).copy()
+        counts = np.asarray(counts, dtype=float)
+        n_s = np.ones(len(counts)) @ counts  # (a product: numpy's axis sums are slower)
+        N = encoded.HT @ counts  # levels x values
+    out = np.empty((N.shape[0] + 1, N.shape[1]))
+    out[:-1] = np.log(N + alpha) - np.log(n_s + alpha * encoded.sizes[:, None])
+    out[-1] = np.log(n_s + alpha) - np.log(n_s.sum() + alpha * N.shape[1])
+    return out
+
+
+class Entries:
+    """A table given by some of its entries (``cls``, ``col``: class and value of each,
+    the rest 0), whose weights change: naive Bayes' counts per QI level read off them by
+    one sparse product (no dense classes x values table).
+
+    >>> enc = encode(pd.DataFrame({"sex": ["F", "M"]}))
+    >>> table = Entries(enc, cls=np.array([0, 1, 1]), col=np.array([0, 0, 1]), n_values=2)
+    >>> N, n_s = table.at(np.array([3.0, 1.0, 2.0])).level_counts()
+    >>> N.tolist(), n_s.tolist()
+    ([[3.0, 0.0], [1.0, 2.0]], [4.0, 2.0])
+    """
+
+    def __init__(self, encoded: Encoded, cls: np.ndarray, col: np.ndarray, n_values: int):
+        levels = encoded.H[cls]  # each entry's levels, one per QI column
+        per = np.diff(levels.indptr)
+        rows = levels.indices * n_values + np.repeat(col, per)
+        cols = np.repeat(np.arange(len(cls)), per)
+        L = encoded.H.shape[1]
+        self.G = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(L * n_values, len(cls)))
+        self.col, self.shape = col, (L, n_values)
+        self.v = np.zeros(len(cls))
+
+    def at(self, v: np.ndarray) -> Entries:
+        """This table with the weights ``v`` (one per entry)."""
+        self.v = v
+        return self
+
+    def level_counts(self):
+        """N[level, s] and N[s]."""
+        N = (self.G @ self.v).reshape(self.shape)
+        return N, np.bincount(self.col, weights=self.v, minlength=self.shape[1])
+
+
+def naive_bayes_predict(theta: np.ndarray, encoded: Encoded) -> np.ndarray:
+    """P(s | QI) per class from the log-parameters of :func:`naive_bayes_params` (any
+    matrix of that shape: the learning adversary extrapolates them)."""
+    score = encoded.H @ theta[:-1]
+    score += theta[-1]
     # no shift by each class's largest score where no score can underflow (smoothing
     # keeps every factor >= alpha / (N[s] + alpha |V|)): one exp instead of a max too
-    lowest = enc.k * logp.min(initial=0.0) if enc.k else log_prior.min(initial=0.0)
+    lowest = encoded.k * theta[:-1].min(initial=0.0) + theta[-1].min(initial=0.0)
     if lowest < -700:
         score -= score.max(axis=1, keepdims=True)
     p = np.exp(score, out=score)
     p *= (1.0 / (p @ np.ones(p.shape[1])))[:, None]
     return p
+
+
+def naive_bayes(
+    qi: pd.DataFrame, counts: np.ndarray, alpha: float = 1.0, encoded=None
+) -> np.ndarray:
+    """P(s | QI) per class by categorical naive Bayes fitted to ``counts`` (weights),
+    Laplace smoothing ``alpha``: P(v | s) = (N[v, s] + alpha) / (N[s] + alpha |V|)."""
+    enc = encode(qi) if encoded is None else encoded
+    return naive_bayes_predict(naive_bayes_params(counts, enc, alpha), enc)
 
 
 def logistic_regression(

@@ -51,3 +51,17 @@ def test_naive_bayes_without_quasi_identifiers_is_the_value_shares():
     counts = np.array([[3.0, 1.0], [1.0, 3.0]])
     got = naive_bayes(pd.DataFrame(index=range(2)), counts)
     assert np.allclose(got, [[0.5, 0.5], [0.5, 0.5]])
+
+
+def test_naive_bayes_reads_the_same_counts_off_entries():
+    from maxent_privacy.adversaries.learners import Entries, naive_bayes_params
+
+    rng = np.random.default_rng(5)
+    qi = pd.DataFrame({"a": rng.integers(0, 4, 40), "b": rng.choice(list("xyz"), 40)})
+    enc = encode(qi)
+    cls, col = np.nonzero(rng.random((40, 6)) < 0.4)
+    v = rng.random(len(cls))
+    dense = np.zeros((40, 6))
+    dense[cls, col] = v
+    by_entries = naive_bayes_params(Entries(enc, cls, col, 6).at(v), enc)
+    assert np.abs(by_entries - naive_bayes_params(dense, enc)).max() <= 1e-12
