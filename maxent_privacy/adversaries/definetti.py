@@ -41,7 +41,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..errors import KnowledgeError
+from ..errors import InfeasibleKnowledge, KnowledgeError, SolverFailed
 from .learners import (
     LEARNERS,
     Entries,
@@ -51,7 +51,7 @@ from .learners import (
     naive_bayes_predict,
 )
 from .learners import learner as _learner
-from .projection import Support, check, expected_table, projector
+from .projection import Support, check, projector
 
 __all__ = ["definetti"]
 
@@ -117,6 +117,10 @@ class _Rounds:
     def predicted(self, theta):
         return self._embed(naive_bayes_predict(theta, self.encoded))
 
+    def positive(self, p) -> bool:
+        """``p`` is > 0 on every entry of the support (a prior may rule nothing out)."""
+        return bool(self.support.of(p).min(initial=1.0) > 0)
+
     def __call__(self, p, v):
         """One round: ``p`` projected; ``v``: the table it was fitted to (or the last
         table), on which the learner's log-likelihood and the change are measured."""
@@ -163,7 +167,9 @@ def _table_cycle(rounds, v, tol, left):
 def _params_cycle(rounds, v, tol, left):
     """One SQUAREM cycle on naive Bayes' log-parameters: two rounds from the table ``v``,
     then the prior of the extrapolated parameters projected (that round's change is from
-    the last table, not a fixed-point test: the next cycle's first round is)."""
+    the last table, not a fixed-point test: the next cycle's first round is). A step whose
+    prior underflows to 0 on the support, or whose projection fails, is cut back towards
+    the plain double round (which is a fit, so positive)."""
     th0 = rounds.params(v)
     t1, c1 = rounds(rounds.predicted(th0), v)
     if c1 <= tol or left < 2:
@@ -175,8 +181,16 @@ def _params_cycle(rounds, v, tol, left):
     th2 = rounds.params(t2)
     r, w = th1 - th0, th2 - 2 * th1 + th0
     alpha = _step_length(r, w)
-    t3, _ = rounds(rounds.predicted(th0 - 2 * alpha * r + alpha * alpha * w), t2)
-    return t3, False
+    for _ in range(12):
+        p = rounds.predicted(th0 - 2 * alpha * r + alpha * alpha * w)
+        if rounds.positive(p):
+            saved = rounds.project.snapshot()
+            try:
+                return rounds(p, t2)[0], False
+            except (SolverFailed, InfeasibleKnowledge):
+                rounds.project.restore(saved)
+        alpha = (alpha - 1.0) / 2  # halfway back towards the plain double round
+    return rounds(rounds.predicted(th2), t2)[0], False
 
 
 def definetti(
@@ -222,7 +236,7 @@ def definetti(
     project = projector(model, values, result, support, solver)
     rounds = _Rounds(model, learner, seed, project, support, progress)
     cycle = _params_cycle if rounds.parametric else _table_cycle
-    v = support.of(expected_table(result, values))
+    v = support.table(result)
     converged = False
     while len(rounds.rows) < max_iter and not converged:
         v, converged = cycle(rounds, v, tol, max_iter - len(rounds.rows))

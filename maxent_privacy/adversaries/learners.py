@@ -99,11 +99,12 @@ class Entries:
 
     def __init__(self, encoded: Encoded, cls: np.ndarray, col: np.ndarray, n_values: int):
         levels = encoded.H[cls]  # each entry's levels, one per QI column
-        per = np.diff(levels.indptr)
-        rows = levels.indices * n_values + np.repeat(col, per)
-        cols = np.repeat(np.arange(len(cls)), per)
+        rows = levels.indices * n_values + np.repeat(col, np.diff(levels.indptr))
         L = encoded.H.shape[1]
-        self.G = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(L * n_values, len(cls)))
+        # by columns (one per entry): built as it is stored, no conversion
+        self.G = sp.csc_array(
+            (np.ones(len(rows)), rows, levels.indptr), shape=(L * n_values, len(cls))
+        )
         self.col, self.shape = col, (L, n_values)
         self.v = np.zeros(len(cls))
 

@@ -25,6 +25,10 @@ __all__ = ["Solves", "Scaling", "Support", "expected_table", "projector"]
 
 #: the largest relative miss of a class or value total a scaling round may leave
 TOTALS_TOL = 1e-9
+#: each round's matrix scaling stops when every total is met to this (relative): a tenth
+#: of what the round's check allows, and saves a Newton step in a third of the rounds
+#: (1e-12, the solve's own: 167 steps over the 46 rounds at Du's l = 5, this: 155)
+ROUND_TOL = 1e-10
 
 
 def value_index(column: pd.Series, values: list) -> np.ndarray:
@@ -49,15 +53,21 @@ class Support:
     (those with a cell): the attack's tables as vectors over them, a fifth of the dense
     classes x values table on Anatomy releases of Adult.
 
-    ``of(table)``: a dense table's vector; ``dense(v)``: back; ``n``: each entry's class
-    size; ``real``: the positions of real people's entries (not counterfeit records')."""
+    ``of(table)``: a dense table's vector; ``dense(v)``: back; ``table(result)``: the
+    vector of a result of the model; ``n``: each entry's class size; ``real``: the
+    positions of real people's entries (not counterfeit records'); ``col``, ``entry``:
+    each value cell's value and entry."""
 
     def __init__(self, result, values: list, real: np.ndarray):
         model = result.model
         cells = result.cell_table()
         self.shape = (len(model.classes), len(values))
-        flat = cells["cls"].to_numpy() * len(values) + value_index(cells[model.sa], values)
-        self.idx = np.unique(flat)
+        self.col = value_index(cells[model.sa], values)
+        flat = cells["cls"].to_numpy() * len(values) + self.col
+        mark = np.zeros(self.shape[0] * self.shape[1], dtype=bool)
+        mark[flat] = True
+        self.idx = np.flatnonzero(mark)
+        self.entry = np.searchsorted(self.idx, flat)
         cls = self.idx // len(values)
         self.n = np.asarray(model.classes["n"], dtype=float)[cls]
         self.real = np.flatnonzero(real[cls])
@@ -69,6 +79,10 @@ class Support:
         out = np.zeros(self.shape[0] * self.shape[1])
         out.put(self.idx, v)
         return out.reshape(self.shape)
+
+    def table(self, result) -> np.ndarray:
+        """The vector of ``result``'s table (a result of the same model)."""
+        return np.bincount(self.entry, weights=result.x, minlength=len(self.idx))
 
 
 def check(result, it: int) -> None:
@@ -105,6 +119,13 @@ class Solves:
         """The certified Result of the last round (``p``: its prior)."""
         return self.last
 
+    def snapshot(self):
+        """What a failed round must not change (here: nothing; each round solves anew)."""
+        return None
+
+    def restore(self, saved) -> None:
+        """Undo a failed round's changes to the warm start (:meth:`snapshot`)."""
+
 
 class Scaling(Solves):
     """Warm-started matrix scaling per bucket (one release, every component closed)."""
@@ -112,15 +133,13 @@ class Scaling(Solves):
     def __init__(self, model, values: list, support: Support, result, solver=None):
         super().__init__(model, values, support, solver)
         s = model.structure
-        cells = result.cell_table()
         free = ~np.asarray(result.fixed)[s.value_cell]
         self.cls = s.cell_class[s.value_cell][free]
         self.gs = s.cell_sa[s.value_cell][free]
-        every = value_index(cells[model.sa], values)
-        self.col = every[free]
+        self.col = support.col[free]
         self.n = s.cell_n[s.value_cell][free]
         # each cell's entry of the support; the fixed cells' sum, a constant
-        entry = np.searchsorted(support.idx, cells["cls"].to_numpy() * len(values) + every)
+        entry = support.entry
         self.flat = entry[free]  # where the prior of a free cell is read
         self.prior_at = self.cls * len(values) + self.col
         keep = ~free
@@ -145,7 +164,7 @@ class Scaling(Solves):
         self.rounds += 1
         w = self.n * p.take(self.prior_at)
         cls, gs = self.cls, self.gs
-        x = self.scaling(w)
+        x = self.scaling(w, ROUND_TOL)
         # our own check of the round: every class and value total of the release
         rows = np.abs(np.bincount(cls, weights=x, minlength=len(self.R)) - self.R)
         cols = np.abs(np.bincount(gs, weights=x, minlength=len(self.C)) - self.C)
@@ -159,6 +178,12 @@ class Scaling(Solves):
 
     def final(self, p: np.ndarray):
         return self.solve(p)
+
+    def snapshot(self):
+        return self.scaling.snapshot()
+
+    def restore(self, saved) -> None:
+        self.scaling.restore(saved)
 
 
 def projector(model, values: list, result, support: Support, solver=None) -> Solves:

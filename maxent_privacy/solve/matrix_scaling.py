@@ -125,6 +125,13 @@ class BucketNewton:
         self.beta, self.logZ, pi = batch.result()
         return pi.take(self.flat) * self.R_cell
 
+    def snapshot(self):
+        """The warm start (restored by :meth:`restore` after a call whose answer failed)."""
+        return self.beta.copy(), self.logZ.copy()
+
+    def restore(self, saved) -> None:
+        self.beta, self.logZ = saved
+
     def logs(self, cls, gs, n_cls: int, n_gs: int):
         """The factors' logarithms per class and per SA row (``x = w e^(alpha + beta)``)."""
         alpha, beta = np.zeros(n_cls), np.zeros(n_gs)
@@ -169,6 +176,7 @@ class _Batch:
         self.out_beta = beta.copy()
         self.idx = None  # every bucket
         self.a = [Wn, W, top, R, C, scale]
+        self.unit = bool(np.all((R == 1) | ~np.isfinite(top)))  # x = pi: every class one record
         self.beta = beta.copy()
         self.pi, self.logZ, self.f = _softmax(Wn, W, top, self.beta, R, C)
         self.out_pi, self.out_logZ = self.pi, self.logZ
@@ -198,7 +206,7 @@ class _Batch:
     def newton_step(self, tol) -> bool:
         """One Newton step of the buckets still off by more than ``tol``; False when none is."""
         Wn, W, top, R, C, scale = self.a
-        x = R[:, None, :] * self.pi
+        x = self.pi if self.unit else R[:, None, :] * self.pi
         col = x.sum(axis=0)
         g = col - C
         err = np.abs(g).max(axis=0) / scale
@@ -236,7 +244,8 @@ class _Batch:
 
 def _direction(x, pi, col, g, C, scale):
     """The Newton direction in the value multipliers (the first value's is 0)."""
-    H = -gram(x[:, 1:], pi[:, 1:])
+    H = gram(x[:, 1:], pi[:, 1:])
+    np.negative(H, out=H)
     diag = np.einsum("iib->ib", H)
     diag += col[1:]
     # padding values (total 0, no cell): no move. A value whose cells all underflow
@@ -266,16 +275,22 @@ class AlternateScaling:
         self.uc, self.ug = np.unique(cls), np.unique(gs)
         self.iterations = 0
 
-    def __call__(self, w: np.ndarray) -> np.ndarray:
+    def __call__(self, w: np.ndarray, tol: float = SCALING_TOL) -> np.ndarray:
         a, b, cls, gs, uc, ug = self.a, self.b, self.cls, self.gs, self.uc, self.ug
         for self.iterations in range(1, SCALING_MAX_ITER + 1):  # noqa: B007
             b[ug] = self.C[ug] / np.bincount(gs, weights=w * a[cls], minlength=len(b))[ug]
             got = np.bincount(cls, weights=w * b[gs], minlength=len(a))[uc]
             err = np.max(np.abs(a[uc] * got - self.R[uc]) / np.maximum(self.R[uc], 1.0))
             a[uc] = self.R[uc] / got
-            if err <= SCALING_TOL:
+            if err <= tol:
                 break
         return w * a[cls] * b[gs]
+
+    def snapshot(self):
+        return self.a.copy(), self.b.copy()
+
+    def restore(self, saved) -> None:
+        self.a, self.b = saved
 
     def logs(self, cls, gs, n_cls: int, n_gs: int):
         with np.errstate(divide="ignore"):
