@@ -47,6 +47,7 @@ from .learners import (
     Entries,
     encode,
     naive_bayes,
+    naive_bayes_objective,
     naive_bayes_params,
     naive_bayes_predict,
 )
@@ -54,6 +55,11 @@ from .learners import learner as _learner
 from .projection import Support, check, projector
 
 __all__ = ["definetti"]
+
+#: how far an extrapolated round may raise the objective J (nats, summed over records)
+#: and still be kept: SQUAREM's ``objfn.inc`` (Varadhan and Roland's default, 1). Steps
+#: that raise it more are dropped for the plain double round.
+OBJECTIVE_SLACK = 1.0
 
 
 def _arguments(max_iter, tol) -> None:
@@ -111,8 +117,15 @@ class _Rounds:
         return self._embed(self.fit(self.qi, self._real(v), **self.kwargs))
 
     def params(self, v):
-        """Naive Bayes' log-parameters fitted to the table ``v``."""
-        return naive_bayes_params(self.entries.at(v[self.sr]), self.encoded)
+        """Naive Bayes' log-parameters fitted to the table ``v`` and the objective both
+        steps of a plain round decrease, ``J = sum v log v`` + naive Bayes' negative
+        log-likelihood of ``v`` (alternating minimisation: the projection minimises J over
+        the tables, the fit over the parameters)."""
+        entries = self.entries.at(v[self.sr])
+        theta = naive_bayes_params(entries, self.encoded)
+        seen = v[self.sr]
+        logs = np.log(seen, out=np.zeros_like(seen), where=seen > 0)
+        return theta, float(np.vdot(seen, logs)) + naive_bayes_objective(entries, theta)
 
     def predicted(self, theta):
         return self._embed(naive_bayes_predict(theta, self.encoded))
@@ -164,21 +177,23 @@ def _table_cycle(rounds, v, tol, left):
     return t3, c3 <= tol
 
 
-def _params_cycle(rounds, v, tol, left):
-    """One SQUAREM cycle on naive Bayes' log-parameters: two rounds from the table ``v``,
-    then the prior of the extrapolated parameters projected (that round's change is from
-    the last table, not a fixed-point test: the next cycle's first round is). A step whose
-    prior underflows to 0 on the support, or whose projection fails, is cut back towards
-    the plain double round (which is a fit, so positive)."""
-    th0 = rounds.params(v)
+def _params_cycle(rounds, state, tol, left):
+    """One SQUAREM cycle on naive Bayes' log-parameters from ``state`` (a table, its fit
+    and their objective J): two rounds, then the prior of the extrapolated parameters
+    projected. That round's change is from the last table, not a fixed-point test (the
+    next cycle's first round is). The step is cut back towards the plain double round
+    (a fit, so positive) while its prior underflows to 0 on the support or cannot be
+    projected, and dropped when J rises (SQUAREM's safeguard: plain rounds never raise J)."""
+    v, th0, _ = state
     t1, c1 = rounds(rounds.predicted(th0), v)
     if c1 <= tol or left < 2:
-        return t1, c1 <= tol
-    th1 = rounds.params(t1)
-    t2, c2 = rounds(rounds.predicted(th1), t1)
+        return (t1, *rounds.params(t1)), c1 <= tol
+    th1, _ = rounds.params(t1)
+    p2 = rounds.predicted(th1)
+    t2, c2 = rounds(p2, t1)
+    th2, j2 = rounds.params(t2)
     if c2 <= tol or left < 3:
-        return t2, c2 <= tol
-    th2 = rounds.params(t2)
+        return (t2, th2, j2), c2 <= tol
     r, w = th1 - th0, th2 - 2 * th1 + th0
     alpha = _step_length(r, w)
     for _ in range(12):
@@ -186,11 +201,18 @@ def _params_cycle(rounds, v, tol, left):
         if rounds.positive(p):
             saved = rounds.project.snapshot()
             try:
-                return rounds(p, t2)[0], False
+                t3 = rounds(p, t2)[0]
             except (SolverFailed, InfeasibleKnowledge):
                 rounds.project.restore(saved)
+            else:
+                th3, j3 = rounds.params(t3)
+                if j3 <= j2 + OBJECTIVE_SLACK:
+                    return (t3, th3, j3), False
+                rounds.prior = p2  # the step made things worse: back to the plain rounds
+                return (t2, th2, j2), False
         alpha = (alpha - 1.0) / 2  # halfway back towards the plain double round
-    return rounds(rounds.predicted(th2), t2)[0], False
+    rounds.prior = p2
+    return (t2, th2, j2), False
 
 
 def definetti(
@@ -235,11 +257,13 @@ def definetti(
     support = Support(result, values, ~model.structure.phantom)
     project = projector(model, values, result, support, solver)
     rounds = _Rounds(model, learner, seed, project, support, progress)
-    cycle = _params_cycle if rounds.parametric else _table_cycle
     v = support.table(result)
+    cycle, state = _table_cycle, v
+    if rounds.parametric:
+        cycle, state = _params_cycle, (v, *rounds.params(v))
     converged = False
     while len(rounds.rows) < max_iter and not converged:
-        v, converged = cycle(rounds, v, tol, max_iter - len(rounds.rows))
+        state, converged = cycle(rounds, state, tol, max_iter - len(rounds.rows))
     result = project.final(rounds.prior)
     result.history = pd.DataFrame(rounds.rows)
     result.solver_stats["definetti"] = {

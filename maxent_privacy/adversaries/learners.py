@@ -34,6 +34,7 @@ __all__ = [
     "learner",
     "logistic_regression",
     "naive_bayes",
+    "naive_bayes_objective",
     "naive_bayes_params",
     "naive_bayes_predict",
     "Entries",
@@ -106,17 +107,27 @@ class Entries:
             (np.ones(len(rows)), rows, levels.indptr), shape=(L * n_values, len(cls))
         )
         self.col, self.shape = col, (L, n_values)
-        self.v = np.zeros(len(cls))
+        self.at(np.zeros(len(cls)))
 
     def at(self, v: np.ndarray) -> Entries:
         """This table with the weights ``v`` (one per entry)."""
-        self.v = v
+        self.v, self._counts = v, None
         return self
 
     def level_counts(self):
-        """N[level, s] and N[s]."""
-        N = (self.G @ self.v).reshape(self.shape)
-        return N, np.bincount(self.col, weights=self.v, minlength=self.shape[1])
+        """N[level, s] and N[s] (computed once per :meth:`at`)."""
+        if self._counts is None:
+            N = (self.G @ self.v).reshape(self.shape)
+            self._counts = N, np.bincount(self.col, weights=self.v, minlength=self.shape[1])
+        return self._counts
+
+
+def naive_bayes_objective(counts, theta: np.ndarray, alpha: float = 1.0) -> float:
+    """``-sum_{c,s} counts log P_theta(QI_c, s) - alpha sum(theta)``: naive Bayes' joint
+    negative log-likelihood of ``counts`` (an :class:`Entries` table) with the Laplace
+    smoothing as a Dirichlet prior, which :func:`naive_bayes_params` minimises."""
+    N, n_s = counts.level_counts()
+    return float(-np.vdot(N, theta[:-1]) - np.vdot(n_s, theta[-1]) - alpha * theta.sum())
 
 
 def naive_bayes_predict(theta: np.ndarray, encoded: Encoded) -> np.ndarray:
@@ -124,10 +135,12 @@ def naive_bayes_predict(theta: np.ndarray, encoded: Encoded) -> np.ndarray:
     matrix of that shape: the learning adversary extrapolates them)."""
     score = encoded.H @ theta[:-1]
     score += theta[-1]
-    # no shift by each class's largest score where no score can underflow (smoothing
-    # keeps every factor >= alpha / (N[s] + alpha |V|)): one exp instead of a max too
+    # no shift by each class's largest score where no score can underflow or overflow
+    # (fitted, smoothing keeps every factor >= alpha / (N[s] + alpha |V|), and <= 1):
+    # one exp instead of a max too
     lowest = encoded.k * theta[:-1].min(initial=0.0) + theta[-1].min(initial=0.0)
-    if lowest < -700:
+    highest = encoded.k * theta[:-1].max(initial=0.0) + theta[-1].max(initial=0.0)
+    if lowest < -700 or highest > 700:
         score -= score.max(axis=1, keepdims=True)
     p = np.exp(score, out=score)
     p *= (1.0 / (p @ np.ones(p.shape[1])))[:, None]
