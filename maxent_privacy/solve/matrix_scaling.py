@@ -192,8 +192,9 @@ class _Batch:
 
     def _shrink(self, keep):
         self._store()
-        self.out_pi, self.out_logZ = self.out_pi.copy(), self.out_logZ.copy()
-        self.out_beta = self.out_beta.copy()
+        if self.idx is None:  # the answers were the batch's own arrays until now
+            self.out_pi, self.out_logZ = self.out_pi.copy(), self.out_logZ.copy()
+            self.out_beta = self.out_beta.copy()
         self.idx = keep if self.idx is None else self.idx[keep]
         self.a = [v[..., keep] for v in self.a]
         self.beta, self.pi = self.beta[:, keep], self.pi[..., keep]
