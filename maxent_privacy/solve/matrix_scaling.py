@@ -130,7 +130,7 @@ class BucketNewton:
         return self.beta.copy(), self.logZ.copy()
 
     def restore(self, saved) -> None:
-        self.beta, self.logZ = saved
+        self.beta, self.logZ = (v.copy() for v in saved)
 
     def logs(self, cls, gs, n_cls: int, n_gs: int):
         """The factors' logarithms per class and per SA row (``x = w e^(alpha + beta)``)."""
@@ -291,7 +291,7 @@ class AlternateScaling:
         return self.a.copy(), self.b.copy()
 
     def restore(self, saved) -> None:
-        self.a, self.b = saved
+        self.a, self.b = (v.copy() for v in saved)  # (a call scales them in place)
 
     def logs(self, cls, gs, n_cls: int, n_gs: int):
         with np.errstate(divide="ignore"):

@@ -89,3 +89,20 @@ def test_logs_give_the_factors():
     x = scale(w)
     log_a, log_b = scale.logs(cls, gs, len(R), len(C))
     assert np.abs(w * np.exp(log_a[cls] + log_b[gs]) - x).max() <= 1e-12 * R.max()
+
+
+@pytest.mark.parametrize("kind", ["newton", "alternate"])
+def test_restore_undoes_a_call(kind):
+    """``snapshot`` / ``restore``: the warm start after a call is put back exactly (the
+    learning adversary undoes a round whose answer it refuses)."""
+    rng = np.random.default_rng(3)
+    cls, gs, bucket, R, C, w = random_buckets(rng, 4, 5.0)
+    scale = (
+        BucketNewton(cls, gs, bucket, R, C) if kind == "newton" else AlternateScaling(cls, gs, R, C)
+    )
+    first = scale(w)
+    saved = scale.snapshot()
+    scale(w * rng.uniform(0.1, 10.0, len(w)))
+    scale.restore(saved)
+    assert all(np.array_equal(a, b) for a, b in zip(scale.snapshot(), saved, strict=True))
+    assert np.abs(scale(w) - first).max() <= 1e-9 * max(R.max(), 1.0)
