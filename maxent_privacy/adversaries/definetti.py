@@ -123,9 +123,9 @@ class _Rounds:
         steps of a plain round decrease, ``J = sum v log v`` + naive Bayes' negative
         log-likelihood of ``v`` (alternating minimisation: the projection minimises J over
         the tables, the fit over the parameters)."""
-        entries = self.entries.at(v[self.sr])
-        theta = naive_bayes_params(entries, self.encoded)
         seen = v[self.sr]
+        entries = self.entries.at(seen)
+        theta = naive_bayes_params(entries, self.encoded)
         logs = np.log(seen, out=np.zeros_like(seen), where=seen > 0)
         return theta, float(np.vdot(seen, logs)) + naive_bayes_objective(entries, theta)
 

@@ -55,15 +55,14 @@ class Support:
 
     ``of(table)``: a dense table's vector; ``dense(v)``: back; ``table(result)``: the
     vector of a result of the model; ``n``: each entry's class size; ``real``: the
-    positions of real people's entries (not counterfeit records'); ``col``, ``entry``:
-    each value cell's value and entry."""
+    positions of real people's entries (not counterfeit records'); ``entry``: each value
+    cell's entry."""
 
     def __init__(self, result, values: list, real: np.ndarray):
         model = result.model
         cells = result.cell_table()
         self.shape = (len(model.classes), len(values))
-        self.col = value_index(cells[model.sa], values)
-        flat = cells["cls"].to_numpy() * len(values) + self.col
+        flat = cells["cls"].to_numpy() * len(values) + value_index(cells[model.sa], values)
         mark = np.zeros(self.shape[0] * self.shape[1], dtype=bool)
         mark[flat] = True
         self.idx = np.flatnonzero(mark)
@@ -113,7 +112,7 @@ class Solves:
 
     def __call__(self, p: np.ndarray) -> np.ndarray:
         self.last = self.solve(p)
-        return self.support.of(expected_table(self.last, self.values))
+        return self.support.table(self.last)
 
     def final(self, p: np.ndarray):
         """The certified Result of the last round (``p``: its prior)."""
@@ -136,14 +135,16 @@ class Scaling(Solves):
         free = ~np.asarray(result.fixed)[s.value_cell]
         self.cls = s.cell_class[s.value_cell][free]
         self.gs = s.cell_sa[s.value_cell][free]
-        self.col = support.col[free]
         self.n = s.cell_n[s.value_cell][free]
-        # each cell's entry of the support; the fixed cells' sum, a constant
-        entry = support.entry
-        self.flat = entry[free]  # where the prior of a free cell is read
-        self.prior_at = self.cls * len(values) + self.col
+        # each free cell's entry of the support (where its count goes) and that entry's
+        # place in the dense classes x values prior (where its weight is read); the fixed
+        # cells' sum is a constant
+        self.flat = support.entry[free]
+        self.prior_at = support.idx[self.flat]
         keep = ~free
-        self.base = np.bincount(entry[keep], weights=result.x[keep], minlength=len(support.idx))
+        self.base = np.bincount(
+            support.entry[keep], weights=result.x[keep], minlength=len(support.idx)
+        )
         self.fixed = bool(keep.any())
         x_free = result.x[free]
         self.R = np.bincount(self.cls, weights=x_free, minlength=len(s.class_n))

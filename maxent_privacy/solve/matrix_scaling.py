@@ -89,6 +89,7 @@ class BucketNewton:
         self.R = np.zeros((Cm, B))
         self.R[self.ci, self.bi] = R[cls]
         self.R_cell = R[cls]
+        self.unit = bool(np.all(self.R_cell == 1))  # x = pi: every class one record
         self.C = np.zeros((Sm, B))
         self.C[self.si, self.bi] = C[gs]
         self.beta = np.zeros((Sm, B))
@@ -116,7 +117,7 @@ class BucketNewton:
         Wn = np.divide(W, np.where(live, top, 1.0)[:, None, :], out=self._Wn)
         with np.errstate(divide="ignore"):
             top = np.log(top)  # -inf: a padding class
-        batch = _Batch(Wn, W, top, self.R, self.C, self.scale, self.beta)
+        batch = _Batch(Wn, W, top, self.R, self.C, self.scale, self.beta, self.unit)
         self.iterations = 0
         for _ in range(max_iter):
             if not batch.newton_step(tol):
@@ -172,11 +173,11 @@ class _Batch:
     """The buckets :class:`BucketNewton` still iterates on (arrays: the last axis) and
     the answers of those that left."""
 
-    def __init__(self, Wn, W, top, R, C, scale, beta):
+    def __init__(self, Wn, W, top, R, C, scale, beta, unit):
         self.out_beta = beta.copy()
         self.idx = None  # every bucket
         self.a = [Wn, W, top, R, C, scale]
-        self.unit = bool(np.all((R == 1) | ~np.isfinite(top)))  # x = pi: every class one record
+        self.unit = unit  # every class one record: x = R pi is pi (padding: both 0)
         self.beta = beta.copy()
         self.pi, self.logZ, self.f = _softmax(Wn, W, top, self.beta, R, C)
         self.out_pi, self.out_logZ = self.pi, self.logZ
@@ -233,7 +234,7 @@ class _Batch:
             t /= 2
             b_k = old_beta[:, todo] + t * d[:, todo]
             sub = [v[..., todo] for v in (Wn, W, top, R, C)]
-            pi_k, logZ_k, f_k = _softmax(sub[0], sub[1], sub[2], b_k, sub[3], sub[4])
+            pi_k, logZ_k, f_k = _softmax(*sub[:3], b_k, *sub[3:])
             ok = (f_k <= old_f[todo] + 1e-4 * t * slope[todo]) | (t < 1e-10)
             acc = todo[ok]
             beta[:, acc], pi[..., acc] = b_k[:, ok], pi_k[..., ok]
