@@ -38,7 +38,8 @@ the pieces that need it: not on the pieces rules 2 and 3 decide exactly, and not
 where iterative proportional fitting converges linearly (its residual falls by
 :data:`GATE_FALL` from :data:`GATE_SWEEPS` [0] to [1] sweeps, or reaches
 :data:`GATE_MET`; pieces of :data:`GATE_LARGE_CELLS` or more that fail are read again
-over :data:`GATE_SWEEPS_LARGE`), the mark of a table positive on every cell (as on
+over doubling spans of sweeps, from :data:`GATE_SWEEPS_LARGE` up to
+:data:`GATE_LAST_SWEEP`), the mark of a table positive on every cell (as on
 sequences whose groups hold each value once, on independent re-bucketizations and on
 overlapping generalized releases with a population). The gate only saves
 LPs: a piece it skips wrongly keeps its zeros for the solve's later proofs (the dual
@@ -78,6 +79,7 @@ from .forced_zeros import max_support
 __all__ = [
     "GATE_FALL",
     "GATE_LARGE_CELLS",
+    "GATE_LAST_SWEEP",
     "GATE_MET",
     "GATE_SWEEPS",
     "GATE_SWEEPS_LARGE",
@@ -101,16 +103,24 @@ GATE_SWEEPS = (20, 40)
 #: a piece whose residual falls by at least this factor between the two reads converges
 #: linearly (a positive table): no LP
 GATE_FALL = 2.5
-#: pieces of at least this many cells that fail the first reading are read again over
-#: :data:`GATE_SWEEPS_LARGE`: their LP costs far more than the sweeps (two overlapping
-#: Mondrian releases of 2,000 people: one piece of 78,395 cells, whose LP ran into its 60 s
-#: limit and found no zero, while 80 sweeps take 0.35 s). Fitting that converges slowly
-#: but linearly passes there; a residual that decays like 1 / sweeps (forced zeros) still
-#: falls by only 2 when the sweeps double
-GATE_LARGE_CELLS = 10_000
-#: the longer reading of large pieces (sweeps from the start): the fitting goes on from
+#: pieces of at least this many cells that fail the first reading are read again, over
+#: doubling spans of sweeps (:data:`GATE_SWEEPS_LARGE`, then twice as many sweeps each
+#: time, up to :data:`GATE_LAST_SWEEP`): their LP costs far more than the sweeps. Two
+#: overlapping Mondrian releases of 2,000 people make one piece of 78,395 cells. Its LP ran
+#: into its 60 s limit and found no zero, while 80 sweeps take 0.35 s. A joining sequence
+#: (``benchmarks/solvers.py --sequences``, seed 8) has a piece of 9,336 cells with no zero:
+#: its LP takes 7.6 s, while 640 sweeps take about 0.2 s. There the residual falls by 1.8,
+#: 2.3 and 2.6 over the spans from 40, 80 and 160 sweeps, then by 5.6 from 320.
+#: Fitting that converges slowly but linearly passes in some span. A residual that decays
+#: like 1 / sweeps (forced zeros) falls by only 2 in every span. Pieces of 2,000-3,000
+#: cells do not gain: their LPs take 0.3-2 s, and those seen did not pass by 640 sweeps
+#: while 640 sweeps cost 0.1-0.2 s.
+GATE_LARGE_CELLS = 5_000
+#: the first span of the longer reading (sweeps from the start): the fitting goes on from
 #: the table the first reading left, so its first read is at ``GATE_SWEEPS[1]``
 GATE_SWEEPS_LARGE = (GATE_SWEEPS[1], 2 * GATE_SWEEPS[1])
+#: the longer reading stops here (sweeps from the start)
+GATE_LAST_SWEEP = 16 * GATE_SWEEPS[1]
 #: a relative row residual this small counts as met (the piece has a positive table)
 GATE_MET = 1e-9
 #: pieces are put together into one LP up to this many cells (fewer HiGHS calls; a
@@ -334,23 +344,28 @@ class PieceSupport:
 
 
 def _gate(cls, row_of, RC, piece, row_piece, todo, size) -> np.ndarray:
-    """Per piece: whether fitting converges linearly on it (:func:`scaling_converges`),
-    read once more over :data:`GATE_SWEEPS_LARGE` on the pieces of at least
-    :data:`GATE_LARGE_CELLS` cells that fail the first reading (fitting goes on from where
-    the first reading stopped: pieces share no row, so each is fitted on its own)."""
+    """Per piece: whether fitting converges linearly on it (:func:`scaling_converges`).
+    The pieces of at least :data:`GATE_LARGE_CELLS` cells that fail the first reading are
+    read again over doubling spans of sweeps, from :data:`GATE_SWEEPS_LARGE` to
+    :data:`GATE_LAST_SWEEP`. Each span fits on from where the last one stopped (pieces
+    share no row, so each is fitted on its own), on the pieces that have not passed yet."""
     k = len(todo)
     R = RC[0]
     x = R[cls] / np.maximum(np.bincount(cls, minlength=len(R))[cls], 1)
     converge = scaling_converges(cls, row_of, *RC, piece, row_piece, k, x=x)
     again = todo & ~converge & (size >= GATE_LARGE_CELLS)
-    if again.any():
-        on = again[piece]
+    start, span = GATE_SWEEPS_LARGE
+    span -= start
+    while again.any() and start + span <= GATE_LAST_SWEEP:
+        on = np.flatnonzero(again[piece])
         rp = np.where((row_piece >= 0) & again[np.maximum(row_piece, 0)], row_piece, -1)
-        # read first the table the first reading left (GATE_SWEEPS[1] sweeps), then the
-        # one GATE_SWEEPS_LARGE's span of sweeps later
-        later = (1, 1 + GATE_SWEEPS_LARGE[1] - GATE_SWEEPS_LARGE[0])
-        late = scaling_converges(cls[on], row_of[:, on], *RC, piece[on], rp, k, later, x[on])
+        # read the table the last span left, then ``span`` sweeps later
+        xs = x[on]
+        late = scaling_converges(cls[on], row_of[:, on], *RC, piece[on], rp, k, (1, 1 + span), xs)
+        x[on] = xs
         converge |= again & late
+        again &= ~late
+        start, span = start + span, 2 * span
     return converge
 
 

@@ -3,10 +3,10 @@
 Two overlapping (relaxed) Mondrian releases of 80 % samples of 2,000 Adult people with their
 populations (``paper_models.mondrian_pair(2000, 0)``) make one piece of 59,297 cells.
 Fitting converges on it slowly but linearly (no cell is forced to 0 beyond presolve's rows
-and flows): the first reading of the gate (20 -> 40 sweeps) misses that, the second (40 ->
-80) sees it. Without the second reading the piece's support LP runs: on the benchmark's
-78,395-cell instance of the same kind it ran into its 60 s limit and found nothing, so
-``solve()`` took 62 s instead of 2 s.
+and flows): the first reading of the gate (20 -> 40 sweeps) misses that, the longer one
+sees it in its first span (40 -> 80). Without the longer reading the piece's support LP
+runs: on the benchmark's 78,395-cell instance of the same kind it ran into its 60 s limit
+and found nothing, so ``solve()`` took 62 s instead of 2 s.
 """
 
 from __future__ import annotations
@@ -49,24 +49,36 @@ def test_large_piece_passes_the_second_reading(gate_log):
     assert result.certificate.ok and result.certificate.data_residual < 1e-9
 
 
-def test_forced_zero_fails_both_readings():
+def _spans():
+    """The gate's readings as sweeps from the start: the first, then each doubling span of
+    the longer reading (40 -> 80, ..., 320 -> 640)."""
+    out, (start, end) = [support.GATE_SWEEPS], support.GATE_SWEEPS_LARGE
+    while end <= support.GATE_LAST_SWEEP:
+        out.append((start, end))
+        start, end = end, 2 * end
+    return out
+
+
+def test_forced_zero_fails_every_reading():
     """Sinkhorn's pattern [[1, 1], [0, 1]]: person 0 may hold a or b, person 1 only b,
     one group publishing a once and b once. Person 0 holds a in every table (their b cell
-    is forced to 0) and fitting's residual decays like 1 / sweeps: the longer reading
-    must not pass it. With person 1 free to hold a as well, both readings pass at once."""
+    is forced to 0) and fitting's residual decays like 1 / sweeps: no span of the longer
+    reading may pass it. With person 1 free to hold a as well, every reading passes."""
     R, C = np.array([1.0, 1.0]), np.array([1.0, 1.0])
     forced = (np.array([0, 0, 1]), np.array([[0, 1, 1]]))  # cells (0, a), (0, b), (1, b)
     free = (np.array([0, 0, 1, 1]), np.array([[0, 1, 0, 1]]))
+    assert len(_spans()) == 5  # 20 -> 40, then 40 -> 80 up to 320 -> 640
     for (cls, row_of), want in ((forced, False), (free, True)):
         piece, row_piece = np.zeros(len(cls), dtype=int), np.zeros(2, dtype=int)
-        for sweeps in (support.GATE_SWEEPS, support.GATE_SWEEPS_LARGE):
+        for sweeps in _spans():
             got = support.scaling_converges(cls, row_of, R, C, piece, row_piece, 1, sweeps)
             assert got.tolist() == [want], (want, sweeps)
 
 
 def test_the_second_reading_goes_on_from_the_first(monkeypatch):
     """The gate reads a large failing piece again by fitting on from the first reading's
-    table: the forced zero still fails, the free pattern passes at the first reading."""
+    table, span after span: the forced zero fails them all, the free pattern passes at the
+    first reading."""
     monkeypatch.setattr(support, "GATE_LARGE_CELLS", 1)
     calls = []
     original = support.scaling_converges
@@ -83,8 +95,8 @@ def test_the_second_reading_goes_on_from_the_first(monkeypatch):
         np.zeros(2, dtype=int), one, np.array([3]),
     )  # fmt: skip
     assert forced.tolist() == [False]
-    span = support.GATE_SWEEPS_LARGE[1] - support.GATE_SWEEPS_LARGE[0]
-    assert calls == [support.GATE_SWEEPS, (1, 1 + span)]  # 40 more sweeps, not 80
+    # each span goes on from the last: 40, 80, 160, 320 more sweeps, not from the start
+    assert calls == [support.GATE_SWEEPS, (1, 41), (1, 81), (1, 161), (1, 321)]
     calls.clear()
     free = support._gate(
         np.array([0, 0, 1, 1]), np.array([[0, 1, 0, 1]]), (R, C), np.zeros(4, dtype=int),
