@@ -103,3 +103,42 @@ def test_the_second_reading_goes_on_from_the_first(monkeypatch):
         np.zeros(2, dtype=int), one, np.array([4]),
     )  # fmt: skip
     assert free.tolist() == [True] and calls == [support.GATE_SWEEPS]
+
+
+def _chain(n: int):
+    """A piece whose only table is positive but far from the fitting's start: classes
+    c0 .. c(n-1) of 10 records, values a and b; release 1 groups {c0, c1}, {c2, c3}, ...
+    and release 2 groups {c1, c2}, {c3, c4}, ..., each publishing a and b 10 times; c0 and
+    c(n-1) sit alone in release 2, with a 6 and 4 times. So c0 holds a 6 times, c1 4 times,
+    c2 6 times, and so on. Fitting starts at 5 and 5 everywhere, and the news of the ends
+    travels one class per sweep or so: linear convergence, slow for long chains."""
+    cls = np.repeat(np.arange(n), 2)
+    val = np.tile([0, 1], n)
+    row_a = 2 * (cls // 2) + val
+    row_b = n + 2 * ((cls + 1) // 2) + val
+    C = np.full(n + 2 * (n // 2 + 1), 10.0)
+    C[n : n + 2] = 6, 4
+    C[-2:] = 4, 6
+    return cls, np.vstack([row_a, row_b]), np.full(n, 10.0), C
+
+
+def test_slow_linear_convergence_passes_a_later_span(monkeypatch):
+    """The 40-class chain fails the first reading and the spans from 40 and 80 sweeps,
+    and passes the span from 160 (as the 9,336-cell piece of ``benchmarks/solvers.py
+    --sequences`` seed 8 passes the span from 320). It has no forced zero (its LP finds
+    none), so the longer reading saves an LP; read over one span only (the gate before),
+    it goes to the LP."""
+    cls, row_of, R, C = _chain(40)
+    piece, row_piece = np.zeros(len(cls), dtype=int), np.zeros(len(C), dtype=int)
+    passed = [
+        support.scaling_converges(cls, row_of, R, C, piece, row_piece, 1, sweeps).tolist()[0]
+        for sweeps in _spans()
+    ]
+    assert passed == [False, False, False, True, True]
+    cells = np.arange(len(cls))
+    assert not support.support_zeros(cls, row_of, R, C, cells).any()
+    monkeypatch.setattr(support, "GATE_LARGE_CELLS", 1)
+    one, size = np.ones(1, dtype=bool), np.array([len(cls)])
+    assert support._gate(cls, row_of, (R, C), piece, row_piece, one, size).tolist() == [True]
+    monkeypatch.setattr(support, "GATE_LAST_SWEEP", support.GATE_SWEEPS_LARGE[1])
+    assert support._gate(cls, row_of, (R, C), piece, row_piece, one, size).tolist() == [False]
