@@ -98,10 +98,13 @@ class _Rounds:
             cls = support.idx[support.real] // support.shape[1]
             col = support.idx[support.real] % support.shape[1]
             self.entries = Entries(self.encoded, at_real[cls], col, support.shape[1])
-        self.sr = slice(None) if self.everyone else support.real
-        self.unit = bool(np.all(support.n == 1))
         self.rows: list[dict] = []
         self.prior = None  # the last round's
+
+    def _seen(self, v):
+        """The real people's entries of the vector ``v`` (``v`` itself when everyone is
+        real: the same array, so naive Bayes' counts of it are not computed twice)."""
+        return v if self.everyone else v[self.support.real]
 
     def _real(self, v):
         table = self.support.dense(v)
@@ -119,15 +122,16 @@ class _Rounds:
         return self._embed(self.fit(self.qi, self._real(v), **self.kwargs))
 
     def params(self, v):
-        """Naive Bayes' log-parameters fitted to the table ``v`` and the objective both
-        steps of a plain round decrease, ``J = sum v log v`` + naive Bayes' negative
-        log-likelihood of ``v`` (alternating minimisation: the projection minimises J over
-        the tables, the fit over the parameters)."""
-        seen = v[self.sr]
-        entries = self.entries.at(seen)
-        theta = naive_bayes_params(entries, self.encoded)
+        """Naive Bayes' log-parameters fitted to the table ``v``."""
+        return naive_bayes_params(self.entries.at(self._seen(v)), self.encoded)
+
+    def objective(self, v, theta) -> float:
+        """The objective both steps of a plain round decrease: ``J = sum v log v`` + naive
+        Bayes' negative log-likelihood of ``v`` under ``theta`` (alternating minimisation:
+        the projection minimises J over the tables, the fit over the parameters)."""
+        seen = self._seen(v)
         logs = np.log(seen, out=np.zeros_like(seen), where=seen > 0)
-        return theta, float(np.vdot(seen, logs)) + naive_bayes_objective(entries, theta)
+        return float(np.vdot(seen, logs)) + naive_bayes_objective(self.entries.at(seen), theta)
 
     def predicted(self, theta):
         return self._embed(naive_bayes_predict(theta, self.encoded))
@@ -140,12 +144,11 @@ class _Rounds:
         """One round: ``p`` projected; ``v``: the table it was fitted to (or the last
         table), on which the learner's log-likelihood and the change are measured."""
         t = time.perf_counter()
-        seen = v[self.sr]
-        logp = np.log(np.maximum(self.support.of(p)[self.sr], 1e-300))
+        seen = self._seen(v)
+        logp = np.log(np.maximum(self._seen(self.support.of(p)), 1e-300))
         loglik = float(np.vdot(seen, logp) / seen.sum())
         new = self.project(p)
-        moved = np.abs(new - v)
-        change = float(np.max(moved if self.unit else moved / self.support.n, initial=0.0))
+        change = float(np.max(np.abs(new - v) / self.support.n, initial=0.0))
         self.prior = p
         self.rows.append(
             {"iteration": len(self.rows) + 1, "log_likelihood": loglik, "change": change,
@@ -180,22 +183,23 @@ def _table_cycle(rounds, v, tol, left):
 
 
 def _params_cycle(rounds, state, tol, left):
-    """One SQUAREM cycle on naive Bayes' log-parameters from ``state`` (a table, its fit
-    and their objective J): two rounds, then the prior of the extrapolated parameters
+    """One SQUAREM cycle on naive Bayes' log-parameters from ``state`` (a table and its
+    fit): two rounds, then the prior of the extrapolated parameters
     projected. That round's change is from the last table, not a fixed-point test (the
     next cycle's first round is). The step is cut back towards the plain double round
     (a fit, so positive) while its prior underflows to 0 on the support or cannot be
     projected, and dropped when J rises (SQUAREM's safeguard: plain rounds never raise J)."""
-    v, th0, _ = state
+    v, th0 = state
     t1, c1 = rounds(rounds.predicted(th0), v)
     if c1 <= tol or left < 2:
-        return (t1, *rounds.params(t1)), c1 <= tol
-    th1, _ = rounds.params(t1)
+        return (t1, rounds.params(t1)), c1 <= tol
+    th1 = rounds.params(t1)
     p2 = rounds.predicted(th1)
     t2, c2 = rounds(p2, t1)
-    th2, j2 = rounds.params(t2)
+    th2 = rounds.params(t2)
     if c2 <= tol or left < 3:
-        return (t2, th2, j2), c2 <= tol
+        return (t2, th2), c2 <= tol
+    j2 = rounds.objective(t2, th2)
     r, w = th1 - th0, th2 - 2 * th1 + th0
     alpha = _step_length(r, w)
     for _ in range(12):
@@ -207,14 +211,14 @@ def _params_cycle(rounds, state, tol, left):
             except (SolverFailed, InfeasibleKnowledge):
                 rounds.project.restore(saved)
             else:
-                th3, j3 = rounds.params(t3)
-                if j3 <= j2 + OBJECTIVE_SLACK:
-                    return (t3, th3, j3), False
+                th3 = rounds.params(t3)
+                if rounds.objective(t3, th3) <= j2 + OBJECTIVE_SLACK:
+                    return (t3, th3), False
                 rounds.prior = p2  # the step made things worse: back to the plain rounds
-                return (t2, th2, j2), False
+                return (t2, th2), False
         alpha = (alpha - 1.0) / 2  # halfway back towards the plain double round
     rounds.prior = p2
-    return (t2, th2, j2), False
+    return (t2, th2), False
 
 
 def definetti(
@@ -262,7 +266,7 @@ def definetti(
     v = support.table(result)
     cycle, state = _table_cycle, v
     if rounds.parametric:
-        cycle, state = _params_cycle, (v, *rounds.params(v))
+        cycle, state = _params_cycle, (v, rounds.params(v))
     converged = False
     while len(rounds.rows) < max_iter and not converged:
         state, converged = cycle(rounds, state, tol, max_iter - len(rounds.rows))

@@ -107,11 +107,14 @@ class Entries:
             (np.ones(len(rows)), rows, levels.indptr), shape=(L * n_values, len(cls))
         )
         self.col, self.shape = col, (L, n_values)
+        self.v = None
         self.at(np.zeros(len(cls)))
 
     def at(self, v: np.ndarray) -> Entries:
-        """This table with the weights ``v`` (one per entry)."""
-        self.v, self._counts = v, None
+        """This table with the weights ``v`` (one per entry). The same array again keeps
+        the counts already read off it (the weights are not changed in place)."""
+        if v is not self.v:
+            self.v, self._counts = v, None
         return self
 
     def level_counts(self):

@@ -38,13 +38,18 @@ def value_index(column: pd.Series, values: list) -> np.ndarray:
     return pd.Index(values).get_indexer(distinct)[codes]
 
 
-def expected_table(result, values: list) -> np.ndarray:
-    """counts[c, s] of ``result``'s table (classes of the model x ``values``)."""
+def _cell_entries(result, values: list) -> tuple[np.ndarray, tuple[int, int]]:
+    """Each cell's (class, value) entry, flat in the dense classes x ``values`` table,
+    and that table's shape."""
     model = result.model
     cells = result.cell_table()
-    col = value_index(cells[model.sa], values)
-    shape = (len(model.classes), len(values))
-    flat = cells["cls"].to_numpy() * len(values) + col
+    flat = cells["cls"].to_numpy() * len(values) + value_index(cells[model.sa], values)
+    return flat, (len(model.classes), len(values))
+
+
+def expected_table(result, values: list) -> np.ndarray:
+    """counts[c, s] of ``result``'s table (classes of the model x ``values``)."""
+    flat, shape = _cell_entries(result, values)
     return np.bincount(flat, weights=result.x, minlength=shape[0] * shape[1]).reshape(shape)
 
 
@@ -59,16 +64,13 @@ class Support:
     cell's entry."""
 
     def __init__(self, result, values: list, real: np.ndarray):
-        model = result.model
-        cells = result.cell_table()
-        self.shape = (len(model.classes), len(values))
-        flat = cells["cls"].to_numpy() * len(values) + value_index(cells[model.sa], values)
+        flat, self.shape = _cell_entries(result, values)
         mark = np.zeros(self.shape[0] * self.shape[1], dtype=bool)
         mark[flat] = True
         self.idx = np.flatnonzero(mark)
         self.entry = np.searchsorted(self.idx, flat)
         cls = self.idx // len(values)
-        self.n = np.asarray(model.classes["n"], dtype=float)[cls]
+        self.n = np.asarray(result.model.classes["n"], dtype=float)[cls]
         self.real = np.flatnonzero(real[cls])
 
     def of(self, table: np.ndarray) -> np.ndarray:
@@ -145,7 +147,6 @@ class Scaling(Solves):
         self.base = np.bincount(
             support.entry[keep], weights=result.x[keep], minlength=len(support.idx)
         )
-        self.fixed = bool(keep.any())
         x_free = result.x[free]
         self.R = np.bincount(self.cls, weights=x_free, minlength=len(s.class_n))
         self.C = np.bincount(self.gs, weights=x_free, minlength=len(s.sa_n))
@@ -175,7 +176,7 @@ class Scaling(Solves):
                 f"deFinetti round {self.rounds}: scaling missed a total by {worst:.1e}"
             )
         counts = np.bincount(self.flat, weights=x, minlength=len(self.base))
-        return counts + self.base if self.fixed else counts
+        return counts + self.base
 
     def final(self, p: np.ndarray):
         # one release, no facts, every cell's prior > 0: a bucket's margins are positive,

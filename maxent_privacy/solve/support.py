@@ -228,8 +228,7 @@ def scaling_converges(cls, row_of, R, C, piece, row_piece, k=None, sweeps=GATE_S
     [True]
     """
     k = int(piece.max(initial=-1)) + 1 if k is None else k
-    if x is None:
-        x = R[cls] / np.maximum(np.bincount(cls, minlength=len(R))[cls], 1)
+    x = _spread(cls, R) if x is None else x
     # each release: its cells (None: all of them), their rows, and its rows in a piece
     # with their scale (the residual is relative to max(1, |C|))
     releases = []
@@ -256,6 +255,11 @@ def scaling_converges(cls, row_of, R, C, piece, row_piece, k=None, sweeps=GATE_S
             return np.ones(k, dtype=bool)
     res[1] = worst
     return (res[1] <= GATE_MET) | (res[1] * GATE_FALL <= res[0])
+
+
+def _spread(cls, R) -> np.ndarray:
+    """The fitting's start: each class's total spread evenly over its cells."""
+    return R[cls] / np.maximum(np.bincount(cls, minlength=len(R))[cls], 1)
 
 
 def support_zeros(cls, row_of, R, C, cells: np.ndarray, time_limit=LP_TIME_LIMIT):
@@ -350,8 +354,7 @@ def _gate(cls, row_of, RC, piece, row_piece, todo, size) -> np.ndarray:
     :data:`GATE_LAST_SWEEP`. Each span fits on from where the last one stopped (pieces
     share no row, so each is fitted on its own), on the pieces that have not passed yet."""
     k = len(todo)
-    R = RC[0]
-    x = R[cls] / np.maximum(np.bincount(cls, minlength=len(R))[cls], 1)
+    x = _spread(cls, RC[0])
     converge = scaling_converges(cls, row_of, *RC, piece, row_piece, k, x=x)
     again = todo & ~converge & (size >= GATE_LARGE_CELLS)
     start, span = GATE_SWEEPS_LARGE
