@@ -65,3 +65,18 @@ def test_naive_bayes_reads_the_same_counts_off_entries():
     dense[cls, col] = v
     by_entries = naive_bayes_params(Entries(enc, cls, col, 6).at(v), enc)
     assert np.abs(by_entries - naive_bayes_params(dense, enc)).max() <= 1e-12
+
+
+def test_distinct_rows_by_key_and_by_rows_agree():
+    """Codes too wide for one int64 key take numpy's rows; both give each row's first
+    equal row."""
+    from maxent_privacy.adversaries.learners import _distinct_rows
+
+    rng = np.random.default_rng(3)
+    narrow = rng.integers(0, 3, (60, 4))
+    wide = narrow * 10**6  # the product of the widths passes 2^62
+    for codes in (narrow, wide):
+        first, inverse = _distinct_rows(codes)
+        assert np.array_equal(codes[first][inverse], codes)
+        assert len(np.unique(first)) == len(first) == len({tuple(r) for r in codes})
+        assert all((codes[:f] != codes[f]).any(axis=1).all() for f in first)
