@@ -39,6 +39,7 @@ the learned posterior lies inside the certified bounds of :meth:`MaxEntModel.bou
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -100,6 +101,13 @@ class _Rounds:
             self.entries = Entries(self.encoded, at_real[cls], col, support.shape[1])
         self.rows: list[dict] = []
         self.prior = None  # the last round's
+        self.seconds = {"projection": 0.0, "learner": 0.0}  # where the rounds' time goes
+
+    @contextmanager
+    def _timing(self, part):
+        t = time.perf_counter()
+        yield
+        self.seconds[part] += time.perf_counter() - t
 
     def _seen(self, v):
         """The real people's entries of the vector ``v`` (``v`` itself when everyone is
@@ -119,11 +127,13 @@ class _Rounds:
 
     def fitted(self, v):
         """The learner's prior fitted to the table ``v``."""
-        return self._embed(self.fit(self.qi, self._real(v), **self.kwargs))
+        with self._timing("learner"):
+            return self._embed(self.fit(self.qi, self._real(v), **self.kwargs))
 
     def params(self, v):
         """Naive Bayes' log-parameters fitted to the table ``v``."""
-        return naive_bayes_params(self.entries.at(self._seen(v)), self.encoded)
+        with self._timing("learner"):
+            return naive_bayes_params(self.entries.at(self._seen(v)), self.encoded)
 
     def objective(self, v, theta) -> float:
         """The objective both steps of a plain round decrease: ``J = sum v log v`` + naive
@@ -134,7 +144,8 @@ class _Rounds:
         return float(np.vdot(seen, logs)) + naive_bayes_objective(self.entries.at(seen), theta)
 
     def predicted(self, theta):
-        return self._embed(naive_bayes_predict(theta, self.encoded))
+        with self._timing("learner"):
+            return self._embed(naive_bayes_predict(theta, self.encoded))
 
     def positive(self, p) -> bool:
         """``p`` is > 0 on every entry of the support (a prior may rule nothing out)."""
@@ -147,7 +158,8 @@ class _Rounds:
         seen = self._seen(v)
         logp = np.log(np.maximum(self._seen(self.support.of(p)), 1e-300))
         loglik = float(np.vdot(seen, logp) / seen.sum())
-        new = self.project(p)
+        with self._timing("projection"):
+            new = self.project(p)
         change = float(np.max(np.abs(new - v) / self.support.n, initial=0.0))
         self.prior = p
         self.rows.append(
@@ -252,17 +264,23 @@ def definetti(
         log-likelihood per record on the table it was fitted to (``log_likelihood``,
         conditional, nats; a round from extrapolated parameters: on the last table), the
         largest change of a class posterior from that table (``change``) and the seconds;
-        ``result.solver_stats["definetti"]`` sums it up.
+        ``result.solver_stats["definetti"]`` sums it up, with where the time went
+        (``start_seconds``: the maximum-entropy start; ``setup_seconds``;
+        ``projection_seconds`` and ``learner_seconds``: the rounds' projections and the
+        learner's fits and predictions; ``rounds_other_seconds``: the rest of the rounds;
+        ``final_seconds``: the last certified solve).
     """
     _arguments(max_iter, tol)
     _learner(learner)  # a bad name fails before the first solve
     t0 = time.perf_counter()
     result = model.solve(solver=solver)
+    t_solved = time.perf_counter()
     check(result, 0)
     values = sorted(result.cell_table()[model.sa].unique(), key=str)
     support = Support(result, values, ~model.structure.phantom)
     project = projector(model, values, result, support, solver)
     rounds = _Rounds(model, learner, seed, project, support, progress)
+    t_loop = time.perf_counter()
     v = support.table(result)
     cycle, state = _table_cycle, v
     if rounds.parametric:
@@ -270,13 +288,24 @@ def definetti(
     converged = False
     while len(rounds.rows) < max_iter and not converged:
         state, converged = cycle(rounds, state, tol, max_iter - len(rounds.rows))
+    t_final = time.perf_counter()
     result = project.final(rounds.prior)
+    t_end = time.perf_counter()
     result.history = pd.DataFrame(rounds.rows)
     result.solver_stats["definetti"] = {
         "learner": learner if isinstance(learner, str) else getattr(learner, "__name__", "?"),
         "iterations": len(rounds.rows),
         "projection": type(project).__name__,
         "converged": converged,
-        "seconds": time.perf_counter() - t0,
+        "seconds": t_end - t0,
+        # where the time went: the maximum-entropy start, the setup of the rounds, the
+        # rounds' projections and learner (fits and predictions), the rest of the rounds
+        # (the history, SQUAREM's steps and safeguard) and the last certified solve
+        "start_seconds": t_solved - t0,
+        "setup_seconds": t_loop - t_solved,
+        "projection_seconds": rounds.seconds["projection"],
+        "learner_seconds": rounds.seconds["learner"],
+        "rounds_other_seconds": t_final - t_loop - sum(rounds.seconds.values()),
+        "final_seconds": t_end - t_final,
     }
     return result

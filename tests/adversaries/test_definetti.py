@@ -94,6 +94,19 @@ def test_history_has_one_row_per_projection(attack):
     assert h["log_likelihood"].iloc[-1] > h["log_likelihood"].iloc[0]
 
 
+def test_the_time_is_split_into_its_parts(attack):
+    """The parts of ``solver_stats["definetti"]`` are measured, not made up: each >= 0,
+    the projections and the learner inside the rounds, and together the whole."""
+    _, _, _, learned = attack
+    stats = learned.solver_stats["definetti"]
+    parts = ["start", "setup", "projection", "learner", "rounds_other", "final"]
+    seconds = [stats[f"{part}_seconds"] for part in parts]
+    assert min(seconds) >= 0 and stats["projection_seconds"] > 0 and stats["learner_seconds"] > 0
+    assert abs(sum(seconds) - stats["seconds"]) <= 1e-6
+    # the history's seconds are the rounds' (each holds its projection)
+    assert stats["projection_seconds"] <= learned.history["seconds"].sum()
+
+
 def test_max_iter_stops_the_loop():
     frame = planted(600, seed=1)
     model = MaxEntModel(Bucketized(frame, qi=["a", "b", "c"], sa="s", group="g"))
