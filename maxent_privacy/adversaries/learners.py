@@ -82,6 +82,7 @@ class Encoded:
 def _distinct_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The first row of each distinct row of the integer matrix ``codes`` and each row's
     distinct row (one int64 key per row when the codes fit in one, else numpy's rows)."""
+    codes = codes - codes.min(axis=0)
     top = codes.max(axis=0).astype(float) + 1
     if np.prod(top) < 2.0**62:
         keys = np.ravel_multi_index(codes.T, top.astype(np.int64))
