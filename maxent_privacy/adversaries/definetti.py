@@ -105,9 +105,12 @@ class _Rounds:
 
     @contextmanager
     def _timing(self, part):
+        """Adds the seconds of the block to ``part`` (those of a failed round too)."""
         t = time.perf_counter()
-        yield
-        self.seconds[part] += time.perf_counter() - t
+        try:
+            yield
+        finally:
+            self.seconds[part] += time.perf_counter() - t
 
     def _seen(self, v):
         """The real people's entries of the vector ``v`` (``v`` itself when everyone is

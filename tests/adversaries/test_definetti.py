@@ -1,6 +1,7 @@
 """The deFinetti attack (issue 23, item 2): an adversary that learns from the release."""
 
 import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -157,6 +158,34 @@ def test_a_wild_extrapolation_is_cut_back(monkeypatch):
     cut = definetti(model, max_iter=300, tol=1e-9)
     assert len(tried) > 3 and cut.solver_stats["definetti"]["converged"]
     assert np.abs(cut.x - calm.x).max() < 1e-6
+
+
+def test_a_failed_extrapolated_projection_is_undone(monkeypatch):
+    """The first extrapolated round's projection fails: its warm start is restored, the
+    step is cut back, the attack reaches the same fixed point, and the failed round's
+    seconds still count as projection."""
+    from maxent_privacy.adversaries.projection import Scaling
+    from maxent_privacy.errors import SolverFailed
+
+    frame = planted(300, seed=5)
+    model = MaxEntModel(Bucketized(frame, qi=["a", "b", "c"], sa="s", group="g"))
+    calm = definetti(model, max_iter=300, tol=1e-9)
+    project, calls = Scaling.__call__, []
+
+    def failing(self, p):
+        calls.append(1)
+        if len(calls) == 3:  # rounds 1 and 2 are plain; 3 is the extrapolated one
+            project(self, p * 0.5 + 0.5 / p.shape[1])  # moves the warm start, then fails
+            time.sleep(0.2)  # a slow failure: its seconds are the projection's
+            raise SolverFailed("deFinetti round 3: a failure made up by the test")
+        return project(self, p)
+
+    monkeypatch.setattr(Scaling, "__call__", failing)
+    got = definetti(model, max_iter=300, tol=1e-9)
+    stats = got.solver_stats["definetti"]
+    assert len(calls) > 3 and stats["converged"]
+    assert np.abs(got.x - calm.x).max() < 1e-6
+    assert stats["projection_seconds"] >= 0.2 > stats["rounds_other_seconds"] >= 0
 
 
 def test_pooled_releases_with_person_ids():
