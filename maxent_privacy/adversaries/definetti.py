@@ -89,15 +89,15 @@ class _Rounds:
         # classes only, and the phantoms keep a flat prior (their maximum-entropy share)
         self.everyone = bool(self.real.all())
         self.qi = model.classes.loc[self.real, list(model.qi)].reset_index(drop=True)
-        self.encoded = encode(self.qi)
-        self.kwargs = {"encoded": self.encoded} if self.fit in LEARNERS.values() else {}
+        ours = self.fit in LEARNERS.values()  # (they read the encoded QI)
+        self.encoded = encode(self.qi) if ours else None
+        self.kwargs = {"encoded": self.encoded} if ours else {}
         if learner == "logistic_regression":
             self.kwargs["seed"] = seed
         self.parametric = self.fit is naive_bayes  # extrapolated in its log-parameters
         if self.parametric:  # the real people's entries of the support, as NB reads them
             at_real = np.cumsum(self.real) - 1
-            cls = support.idx[support.real] // support.shape[1]
-            col = support.idx[support.real] % support.shape[1]
+            cls, col = support.cls[support.real], support.col[support.real]
             self.entries = Entries(self.encoded, at_real[cls], col, support.shape[1])
         self.rows: list[dict] = []
         self.prior = None  # the last round's

@@ -135,8 +135,7 @@ class Entries:
             (np.ones(len(rows)), rows, levels.indptr), shape=(L * n_values, len(cls))
         )
         self.col, self.shape = col, (L, n_values)
-        self.v = None
-        self.at(np.zeros(len(cls)))
+        self.v = self._counts = None  # the weights (:meth:`at`) and their counts
 
     def at(self, v: np.ndarray) -> Entries:
         """This table with the weights ``v`` (one per entry). The same array again keeps

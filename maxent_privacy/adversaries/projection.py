@@ -59,9 +59,9 @@ class Support:
     classes x values table on Anatomy releases of Adult.
 
     ``of(table)``: a dense table's vector; ``dense(v)``: back; ``table(result)``: the
-    vector of a result of the model; ``n``: each entry's class size; ``real``: the
-    positions of real people's entries (not counterfeit records'); ``entry``: each value
-    cell's entry."""
+    vector of a result of the model; ``cls``, ``col``: each entry's class and value;
+    ``n``: each entry's class size; ``real``: the positions of real people's entries (not
+    counterfeit records'); ``entry``: each value cell's entry."""
 
     def __init__(self, result, values: list, real: np.ndarray):
         flat, self.shape = _cell_entries(result, values)
@@ -69,9 +69,9 @@ class Support:
         mark[flat] = True
         self.idx = np.flatnonzero(mark)
         self.entry = np.searchsorted(self.idx, flat)
-        cls = self.idx // len(values)
-        self.n = np.asarray(result.model.classes["n"], dtype=float)[cls]
-        self.real = np.flatnonzero(real[cls])
+        self.cls, self.col = np.divmod(self.idx, len(values))
+        self.n = np.asarray(result.model.classes["n"], dtype=float)[self.cls]
+        self.real = np.flatnonzero(real[self.cls])
 
     def of(self, table: np.ndarray) -> np.ndarray:
         return np.asarray(table).take(self.idx)

@@ -174,13 +174,12 @@ class _Batch:
     the answers of those that left."""
 
     def __init__(self, Wn, W, top, R, C, scale, beta, unit):
-        self.out_beta = beta.copy()
         self.idx = None  # every bucket
         self.a = [Wn, W, top, R, C, scale]
         self.unit = unit  # every class one record: x = R pi is pi (padding: both 0)
         self.beta = beta.copy()
         self.pi, self.logZ, self.f = _softmax(Wn, W, top, self.beta, R, C)
-        self.out_pi, self.out_logZ = self.pi, self.logZ
+        self._store()  # the answers are the batch's own arrays until it shrinks
 
     def _store(self):
         """The batch's current state into the answers."""
