@@ -23,7 +23,7 @@ import numbers
 
 import numpy as np
 
-from ..errors import MaxEntError
+from .._validation import ArgumentError
 
 __all__ = ["BY", "BoundsArgumentError", "check_bounds_arguments", "check_time_limit"]
 
@@ -31,7 +31,7 @@ __all__ = ["BY", "BoundsArgumentError", "check_bounds_arguments", "check_time_li
 BY = (None, "group", "person", "class")
 
 
-class BoundsArgumentError(MaxEntError, ValueError):
+class BoundsArgumentError(ArgumentError):
     """An argument of ``bounds`` that is not one of the values it takes."""
 
 

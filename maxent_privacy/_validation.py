@@ -1,0 +1,237 @@
+"""Every argument of a public function checked in one place, with one error.
+
+A public function checks its arguments here, before any work, and a bad one is one
+:class:`ArgumentError` (a :class:`~maxent_privacy.errors.MaxEntError` and a ``ValueError``)
+whose one-line message names the argument, what it takes and what it got. The names that
+mean the same thing everywhere (the glossary in ``docs/glossary.md``) are read here too:
+``progress`` (None, True/False or a callable; messages go to stderr), the threshold a
+posterior *reaches* (:data:`REACHES`), text flags (``"True"``, ``"yes"``, ``1``).
+
+>>> check_threshold(0.5)
+0.5
+>>> check_threshold(float("nan"))
+Traceback (most recent call last):
+...
+maxent_privacy._validation.ArgumentError: threshold must be a number in (0, 1], got nan
+>>> check_integer(3, "l", minimum=2)
+3
+>>> check_choice("upper", "by", ("person", "class"))
+Traceback (most recent call last):
+...
+maxent_privacy._validation.ArgumentError: by must be 'person' or 'class', got 'upper'
+>>> reaches(0.4 - 1e-12, 0.4)
+True
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+import warnings
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from .errors import MaxEntError
+
+__all__ = [
+    "REACHES",
+    "ArgumentError",
+    "check_choice",
+    "check_columns",
+    "check_flag",
+    "check_integer",
+    "check_number",
+    "check_probability",
+    "check_progress",
+    "check_seconds",
+    "check_seed",
+    "check_threshold",
+    "deprecated_alias",
+    "listed",
+    "reaches",
+    "shown",
+]
+
+#: a posterior within this of a threshold counts as reaching it (our certified answers are
+#: accurate to about 1e-9 of a probability); the one tolerance every "at risk" reads
+REACHES = 1e-9
+
+#: how many allowed values a message lists before it says "..."
+LISTED = 10
+
+
+class ArgumentError(MaxEntError, ValueError):
+    """An argument of a public function is not one of the values it takes.
+
+    The message is one line naming the argument, the values it takes and what it got.
+    """
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def listed(values: Iterable, limit: int = LISTED, quote: bool = True) -> str:
+    """``'a', 'b' or 'c'``: values for a message, the first ``limit`` then '...'.
+
+    >>> listed(range(12), quote=False)
+    '0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ... (12 in all)'
+    """
+    items = [repr(v) if quote else str(v) for v in values]
+    if len(items) > limit:
+        return ", ".join(items[:limit]) + f", ... ({len(items)} in all)"
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def check_number(
+    value, name: str, *, minimum: float | None = None, maximum: float | None = None
+) -> float:
+    """``value`` as a finite float within ``[minimum, maximum]`` (either may be None)."""
+    ok = _real(value) and math.isfinite(float(value))
+    ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+    if not ok:
+        span = (
+            f" >= {minimum:g}"
+            if maximum is None and minimum is not None
+            else f" <= {maximum:g}"
+            if minimum is None and maximum is not None
+            else f" in [{minimum:g}, {maximum:g}]"
+            if minimum is not None
+            else ""
+        )
+        raise ArgumentError(f"{name} must be a finite number{span}, got {shown(value)}")
+    return float(value)
+
+
+def check_probability(value, name: str = "p") -> float:
+    """``value`` as a float in [0, 1]."""
+    if not _real(value) or not 0.0 <= float(value) <= 1.0:  # NaN fails both comparisons
+        raise ArgumentError(f"{name} must be a probability in [0, 1], got {shown(value)}")
+    return float(value)
+
+
+def check_threshold(value, name: str = "threshold") -> float:
+    """``value`` as a float in (0, 1]: the posterior at which a person is at risk."""
+    if not _real(value) or not 0.0 < float(value) <= 1.0:
+        raise ArgumentError(f"{name} must be a number in (0, 1], got {shown(value)}")
+    return float(value)
+
+
+def reaches(p, threshold: float):
+    """Whether posterior(s) ``p`` reach ``threshold``, within :data:`REACHES`."""
+    return np.asarray(p) >= threshold - REACHES if np.ndim(p) else p >= threshold - REACHES
+
+
+def check_integer(value, name: str, *, minimum: int | None = None) -> int:
+    """``value`` as an int (a whole number, not a bool), at least ``minimum``."""
+    whole = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    if not whole and _real(value) and float(value).is_integer():
+        whole, value = True, int(value)
+    if not whole or (minimum is not None and value < minimum):
+        at_least = "" if minimum is None else f" >= {minimum}"
+        raise ArgumentError(f"{name} must be a whole number{at_least}, got {shown(value)}")
+    return int(value)
+
+
+def check_seconds(
+    value, name: str = "time_limit", *, none: bool = True, positive: bool = False
+) -> float | None:
+    """``value`` as a finite number of seconds, >= 0 (> 0 when ``positive``); None passes
+    when ``none``."""
+    if value is None and none:
+        return None
+    ok = _real(value) and math.isfinite(float(value))
+    ok = ok and (value > 0 if positive else value >= 0)
+    if not ok:
+        sign = "> 0" if positive else ">= 0"
+        also = ", or None" if none else ""
+        raise ArgumentError(
+            f"{name} must be a finite number of seconds {sign}{also}, got {shown(value)}"
+        )
+    return float(value)
+
+
+def check_choice(value, name: str, choices: Iterable):
+    """``value`` if it is one of ``choices`` (compared with ``==``), else an error listing
+    them (the first ten)."""
+    choices = list(choices)
+    for c in choices:
+        if value is c or (type(value) is type(c) and value == c):
+            return c
+    raise ArgumentError(f"{name} must be {listed(choices)}, got {shown(value)}")
+
+
+_TRUE = {"true", "yes", "y", "1", "t"}
+_FALSE = {"false", "no", "n", "0", "f", ""}
+
+
+def check_flag(value, name: str) -> bool:
+    """``value`` as a bool: True/False, 1/0, or the text ``true/false``, ``yes/no``,
+    ``1/0`` (any case), the same reading everywhere."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ArgumentError(f"{name} must be True or False, got {shown(value)}")
+
+
+def check_seed(value, name: str = "seed"):
+    """``value`` if it is a whole number >= 0, None or a numpy Generator."""
+    if value is None or isinstance(value, (np.random.Generator, np.random.SeedSequence)):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        if value >= 0:
+            return int(value)
+    raise ArgumentError(
+        f"{name} must be a whole number >= 0, None or a numpy Generator, got {shown(value)}"
+    )
+
+
+def check_columns(frame, columns, name: str) -> list:
+    """``columns`` (one name or several) as a list, each a column of ``frame``."""
+    items = (
+        [columns]
+        if isinstance(columns, str) or not isinstance(columns, Iterable)
+        else (list(columns))
+    )
+    for c in items:
+        if c not in frame.columns:
+            raise ArgumentError(f"{name}: no column {c!r}; the columns are {listed(frame.columns)}")
+    return items
+
+
+def check_progress(progress, prefix: str = "") -> Callable[[str], None] | None:
+    """The one reading of ``progress``: None or False -> None (say nothing), True -> a
+    function printing each message to stderr (after ``prefix``), a callable -> itself (it
+    receives each message as one line of text)."""
+    if progress is None or progress is False or progress is np.False_:
+        return None
+    if progress is True or progress is np.True_:
+        head = f"{prefix}: " if prefix else ""
+        return lambda text: print(f"{head}{text}", file=sys.stderr, flush=True)
+    if callable(progress):
+        return progress
+    raise ArgumentError(f"progress must be None, True/False or a function, got {shown(progress)}")
+
+
+def deprecated_alias(kwargs: dict, old: str, new: str, where: str) -> None:
+    """Move ``kwargs[old]`` to ``kwargs[new]`` with a DeprecationWarning (both given: an
+    error)."""
+    if old not in kwargs:
+        return
+    if new in kwargs and kwargs[new] is not None:
+        raise ArgumentError(f"{where}: give {new}= only ({old}= is its old name)")
+    warnings.warn(f"{where}: {old}= is deprecated; use {new}=", DeprecationWarning, stacklevel=3)
+    kwargs[new] = kwargs.pop(old)
