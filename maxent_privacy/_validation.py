@@ -38,10 +38,13 @@ from .errors import MaxEntError
 __all__ = [
     "REACHES",
     "ArgumentError",
+    "ArgumentTypeError",
+    "aliased",
     "check_choice",
     "check_columns",
     "check_flag",
     "check_integer",
+    "check_keywords",
     "check_number",
     "check_probability",
     "check_progress",
@@ -67,6 +70,12 @@ class ArgumentError(MaxEntError, ValueError):
 
     The message is one line naming the argument, the values it takes and what it got.
     """
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of the wrong kind where Python (or an earlier version of ours) raised a
+    ``TypeError``: an unknown keyword, text where a table is needed. Still an
+    :class:`ArgumentError`."""
 
 
 def shown(value, limit: int = 60) -> str:
@@ -226,12 +235,63 @@ def check_progress(progress, prefix: str = "") -> Callable[[str], None] | None:
     raise ArgumentError(f"progress must be None, True/False or a function, got {shown(progress)}")
 
 
-def deprecated_alias(kwargs: dict, old: str, new: str, where: str) -> None:
+def deprecated_alias(kwargs: dict, old: str, new: str, where: str, *, stacklevel: int = 3) -> None:
     """Move ``kwargs[old]`` to ``kwargs[new]`` with a DeprecationWarning (both given: an
-    error)."""
+    error). ``stacklevel`` as for :func:`warnings.warn`, counted from here: the default 3
+    names the caller of the function that calls this one.
+
+    >>> given = {"person": None, "id_column": "name"}
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     deprecated_alias(given, "id_column", "person", "placement()")
+    >>> given, str(caught[0].message)
+    ({'person': 'name'}, 'placement(): id_column= is deprecated; use person=')
+    """
     if old not in kwargs:
         return
     if new in kwargs and kwargs[new] is not None:
         raise ArgumentError(f"{where}: give {new}= only ({old}= is its old name)")
-    warnings.warn(f"{where}: {old}= is deprecated; use {new}=", DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        f"{where}: {old}= is deprecated; use {new}=", DeprecationWarning, stacklevel=stacklevel
+    )
     kwargs[new] = kwargs.pop(old)
+
+
+def check_keywords(kwargs: dict, where: str) -> None:
+    """An :class:`ArgumentTypeError` (a ``TypeError`` too, as Python's own) for the first
+    keyword left in ``kwargs``: a function that takes ``**kwargs`` only for an old name
+    calls this after :func:`deprecated_alias` so that a misspelt keyword is not ignored.
+
+    >>> check_keywords({"persno": "name"}, "placement()")
+    Traceback (most recent call last):
+    ...
+    maxent_privacy._validation.ArgumentTypeError: placement() got an unexpected keyword \
+argument 'persno'
+    """
+    for name in kwargs:
+        raise ArgumentTypeError(f"{where} got an unexpected keyword argument {name!r}")
+
+
+def aliased(value, kwargs: dict, old: str, new: str, where: str, *, stacklevel: int = 4):
+    """The argument ``new`` (given as ``value``), or ``kwargs[old]``, its deprecated name,
+    with a DeprecationWarning naming the caller's line; ``kwargs`` are the other keywords a
+    function took (``**old``) only for that name, and any other one is an
+    :class:`ArgumentTypeError`. ``stacklevel`` as in :func:`deprecated_alias`: 4 names the
+    line that called the function calling this one.
+
+    >>> def placement(release, person=None, **old):
+    ...     return aliased(person, old, "id_column", "person", "placement()")
+    >>> placement(None, "name")
+    'name'
+    >>> with warnings.catch_warnings(record=True):
+    ...     warnings.simplefilter("always")
+    ...     placement(None, id_column="name")
+    'name'
+    """
+    if not kwargs:
+        return value
+    given = {new: value, **kwargs}
+    deprecated_alias(given, old, new, where, stacklevel=stacklevel)
+    value = given.pop(new)
+    check_keywords(given, where)
+    return value

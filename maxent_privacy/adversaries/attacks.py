@@ -45,9 +45,9 @@ import warnings
 from collections import Counter, defaultdict, deque
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
+from .._validation import check_integer
 from ..errors import ReleaseError
 from ..releases.checks import check_k, resolve_c
 from ..releases.generalized import Generalized
@@ -57,6 +57,7 @@ from .matching import (
     MatchedRelease,
     frame,
     match_releases,
+    person_column,
     placement,
     sorted_values,
 )
@@ -145,7 +146,8 @@ def intersection(
     releases: Sequence[Generalized],
     populations: Sequence[pd.DataFrame],
     c: float | None = None,
-    id_column: str | None = None,
+    person: str | None = None,
+    **old,
 ) -> pd.DataFrame:
     """The intersection attack (Byun et al., Section 4.4, Figure 7), with elimination.
 
@@ -161,7 +163,9 @@ def intersection(
     Reported persons: with ``c=None``, those left with fewer candidate values than the
     most telling single release gives them; with ``c``, those whose most frequent
     remaining value exceeds the confidence bound ``c`` although no single release's
-    class does (read as in :func:`check_kc`; ``c=2`` is 1/2).
+    class does (read as in :func:`check_kc`; ``c=2`` is 1/2). ``person`` names the
+    populations' person id column (``id_column`` is its deprecated name; default: the one
+    column that is not a QI).
 
     Columns: ``person``, ``release`` (their last release), ``classes`` (tuple of
     ``(release, group)``), ``candidates`` (remaining values), ``counts`` (their multiset),
@@ -177,9 +181,10 @@ def intersection(
     candidates        (Alzheimer,)
     Name: 0, dtype: object
     """
+    person = person_column(person, old, "intersection()")
     c = None if c is None else resolve_c(c)
     knowledge = Knowledge()
-    for rel in match_releases(releases, populations, id_column):
+    for rel in match_releases(releases, populations, person):
         knowledge.add(rel)
     return knowledge.report(c)
 
@@ -327,8 +332,9 @@ def difference(
     populations: Sequence[pd.DataFrame],
     k: int,
     c: float,
-    id_column: str | None = None,
+    person: str | None = None,
     max_sets: int = 10_000,
+    **old,
 ) -> pd.DataFrame:
     """The difference attack (Byun et al., Section 4.3, Figures 5 and 6).
 
@@ -351,7 +357,7 @@ def difference(
     (see ``_directed``) and it stops after ``max_sets`` sets of two or more classes per
     pair with a
     ``RuntimeWarning`` (``result.attrs["truncated"]`` is then ``True``), so that findings
-    may be missing but none is wrong.
+    may be missing but none is wrong. ``person`` as in :func:`intersection`.
 
     >>> from maxent_privacy.datasets_byun import byun2008_tables
     >>> t = byun2008_tables()
@@ -359,11 +365,11 @@ def difference(
     >>> found.loc[0, ["person", "classes", "against_classes", "candidates"]].tolist()
     ['Alice', (1,), (1,), ('Cancer',)]
     """
+    person = person_column(person, old, "difference()")
     k = check_k(k)
     c = resolve_c(c)
-    if isinstance(max_sets, bool) or not isinstance(max_sets, (int, np.integer)) or max_sets < 1:
-        raise ReleaseError(f"max_sets must be a positive integer, got {max_sets!r}")
-    rels = match_releases(releases, populations, id_column)
+    max_sets = check_integer(max_sets, "max_sets", minimum=1)
+    rels = match_releases(releases, populations, person)
     rows: list[dict] = []
     truncated = False
     for a in range(len(rels)):
@@ -466,8 +472,9 @@ def findings(
     populations: Sequence[pd.DataFrame],
     k: int,
     c: float,
-    id_column: str | None = None,
+    person: str | None = None,
     max_sets: int = 10_000,
+    **old,
 ) -> pd.DataFrame:
     """All three attacks on a sequence of releases, in one table.
 
@@ -476,6 +483,7 @@ def findings(
     ``release``, ``against`` (tuple of the other releases used), ``subject`` (a person
     id, or for record tracing the row's index label in ``release``), ``candidates``
     (values, or persons for record tracing), ``inferred`` and ``evidence`` (a sentence).
+    ``person`` as in :func:`intersection`.
 
     >>> from maxent_privacy.datasets_byun import byun2008_tables
     >>> t = byun2008_tables()
@@ -489,10 +497,11 @@ def findings(
     5  record_tracing       2        Bob
     6  record_tracing       3        Eve
     """
+    person = person_column(person, old, "findings()")
     rows = (
-        _normal_intersection(intersection(releases, populations, c, id_column))
-        + _normal_difference(difference(releases, populations, k, c, id_column, max_sets))
-        + _normal_tracing(record_tracing(releases, populations, k, id_column))
+        _normal_intersection(intersection(releases, populations, c, person))
+        + _normal_difference(difference(releases, populations, k, c, person, max_sets))
+        + _normal_tracing(record_tracing(releases, populations, k, person))
     )
     return frame(rows, FINDING_COLUMNS, ("subject", "inferred"))
 
@@ -510,7 +519,7 @@ class History:
     (pairwise, in place of the IQ field, which needs the record ids only the publisher
     has). The findings after the last release are those of :func:`findings` on the
     whole sequence: the same difference and record-tracing rows, and for each person
-    the latest intersection row.
+    the latest intersection row. ``person`` as in :func:`intersection`.
 
     >>> from maxent_privacy.datasets_byun import byun2008_tables
     >>> t = byun2008_tables()
@@ -527,13 +536,14 @@ class History:
         self,
         k: int,
         c: float,
-        id_column: str | None = None,
+        person: str | None = None,
         max_sets: int = 10_000,
+        **old,
     ):
+        self.person = person_column(person, old, "History()")
         self.k = check_k(k)
         self.c = resolve_c(c)
-        self.id_column = id_column
-        self.max_sets = int(max_sets)
+        self.max_sets = check_integer(max_sets, "max_sets", minimum=1)
         self._rels: list[MatchedRelease] = []
         self._knowledge = Knowledge()
         self._reported: dict = {}
@@ -546,7 +556,7 @@ class History:
 
     def add(self, release: Generalized, population: pd.DataFrame) -> pd.DataFrame:
         """Check ``release`` (with its population) against the history, then add it."""
-        rel = MatchedRelease(len(self._rels), release, population, self.id_column)
+        rel = MatchedRelease(len(self._rels), release, population, self.person)
         knowledge = self._knowledge
         knowledge.add(rel)
         rows: list[dict] = []

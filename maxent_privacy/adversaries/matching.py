@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import aliased
 from ..errors import ReleaseError
 from ..releases.generalized import Generalized
 
@@ -34,6 +35,7 @@ __all__ = [
     "MatchedRelease",
     "frame",
     "match_releases",
+    "person_column",
     "placement",
     "sorted_values",
 ]
@@ -45,9 +47,16 @@ EPS = 1e-12
 # -- one release matched against its population -------------------------------------------
 
 
-def _id_column(population: pd.DataFrame, qi: Sequence[str], id_column: str | None) -> str:
-    if id_column is not None:
-        return id_column
+def person_column(person: str | None, old: dict, where: str) -> str | None:
+    """``person``, or the column named by ``id_column=`` (its deprecated name, with a
+    ``DeprecationWarning``) among ``old``, the other keywords a public function got; any
+    other keyword is an :class:`~maxent_privacy._validation.ArgumentTypeError`."""
+    return aliased(person, old, "id_column", "person", where, stacklevel=5)
+
+
+def _person_column(population: pd.DataFrame, qi: Sequence[str], person: str | None) -> str:
+    if person is not None:
+        return person
     if not isinstance(population, pd.DataFrame):
         raise ReleaseError(
             f"a population needs a pandas DataFrame, got {type(population).__name__}"
@@ -56,7 +65,7 @@ def _id_column(population: pd.DataFrame, qi: Sequence[str], id_column: str | Non
     if len(others) != 1:
         raise ReleaseError(
             "cannot tell the person id column of the population (columns: "
-            f"{', '.join(map(str, population.columns))}); name it with id_column=..."
+            f"{', '.join(map(str, population.columns))}); name it with person=..."
         )
     return others[0]
 
@@ -64,12 +73,12 @@ def _id_column(population: pd.DataFrame, qi: Sequence[str], id_column: str | Non
 class MatchedRelease:
     """A release matched against its population: who can be in which group."""
 
-    def __init__(self, index: int, release, population, id_column: str | None):
+    def __init__(self, index: int, release, population, person: str | None):
         if not isinstance(release, Generalized):
             raise ReleaseError(
                 f"release {index} is a {type(release).__name__}, not a Generalized release"
             )
-        idc = _id_column(population, release.qi, id_column)
+        idc = _person_column(population, release.qi, person)
         ids, types, row_type, person_pos, type_no = release.match(
             population, idc, where=f"release {index}: "
         )
@@ -186,7 +195,7 @@ class MatchedRelease:
         return out
 
 
-def match_releases(releases, populations, id_column) -> list[MatchedRelease]:
+def match_releases(releases, populations, person) -> list[MatchedRelease]:
     releases = list(releases)
     populations = list(populations)
     if len(releases) != len(populations):
@@ -197,26 +206,30 @@ def match_releases(releases, populations, id_column) -> list[MatchedRelease]:
     if not releases:
         raise ReleaseError("no releases given")
     return [
-        MatchedRelease(i, r, u, id_column)
+        MatchedRelease(i, r, u, person)
         for i, (r, u) in enumerate(zip(releases, populations, strict=True))
     ]
 
 
-def placement(release: Generalized, population: pd.DataFrame, id_column: str | None = None):
+def placement(
+    release: Generalized, population: pd.DataFrame, person: str | None = None, **old
+) -> pd.DataFrame:
     """Which groups each person of ``population`` can be in, and the group if forced.
 
     A person can be in a group when one of its rows covers their QI; then group sizes
     narrow this (a group that as many surely-placed persons as records fill is closed to
     the others; a group that exactly as many persons fit takes them all). Columns:
     ``person``, ``groups`` (tuple of labels) and ``group`` (the label if only one is
-    left, else ``None``). ``id_column`` defaults to the population's only non-QI column.
+    left, else ``None``). ``person`` (the population's person id column; ``id_column`` is
+    its deprecated name) defaults to the population's only non-QI column.
 
     >>> from maxent_privacy.datasets_byun import byun2008_tables
     >>> t = byun2008_tables()
     >>> placement(t["figure2"], t["populations"][0])["group"].tolist()
     [1, 1, 2, 2]
     """
-    rel = MatchedRelease(0, release, population, id_column)
+    person = person_column(person, old, "placement()")
+    rel = MatchedRelease(0, release, population, person)
     rows = [
         {
             "person": pid,

@@ -26,7 +26,7 @@ from scipy import sparse
 from ..errors import ReleaseError
 from ..releases.checks import check_k
 from ..releases.generalized import Generalized
-from .matching import MatchedRelease, frame, match_releases
+from .matching import MatchedRelease, frame, match_releases, person_column
 
 __all__ = ["record_tracing", "trace"]
 
@@ -195,7 +195,8 @@ def record_tracing(
     releases: Sequence[Generalized],
     populations: Sequence[pd.DataFrame],
     k: int | None = None,
-    id_column: str | None = None,
+    person: str | None = None,
+    **old,
 ) -> pd.DataFrame:
     """The record-tracing attack (Byun et al., Section 4.5, Example 3, Figure 10).
 
@@ -212,7 +213,9 @@ def record_tracing(
     ``release`` (a), ``against`` (b), ``row`` (the row's index label in a), ``group``,
     ``value``, ``matched`` and ``matched_groups`` (rows and groups of b left),
     ``persons`` (candidates, population order), ``before`` (how many release a alone
-    allows) and ``inferred`` (the person if one is left). Rows that no release tells
+    allows) and ``inferred`` (the person if one is left). ``person`` names the
+    populations' person id column (``id_column`` is its deprecated name; default: the
+    one column that is not a QI). Rows that no release tells
     apart (same group, cells and value) are interchangeable; as in the paper, they are
     matched in order, so the findings hold for some order of such rows.
 
@@ -223,9 +226,10 @@ def record_tracing(
     0   2  Alzheimer  (Bob,)
     1   3   Diabetes  (Eve,)
     """
+    person = person_column(person, old, "record_tracing()")
     if k is not None:
         k = check_k(k)
-    rels = match_releases(releases, populations, id_column)
+    rels = match_releases(releases, populations, person)
     rows: list[dict] = []
     for a in range(len(rels)):
         for b in range(a + 1, len(rels)):

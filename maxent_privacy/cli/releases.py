@@ -124,9 +124,9 @@ def read_release(args, frame: pd.DataFrame, path, group: str, population: bool):
 def _population(args, qi, where: str) -> pd.DataFrame:
     """The ``--population`` file, indexed by person id and checked."""
     people = read_release_csv(args.population, kind="population", na=getattr(args, "na", ()))
-    id_column = population_id(args, people)
+    person = population_id(args, people)
     try:
-        return population_table(people, id_column, qi)
+        return population_table(people, person, qi)
     except ReleaseError as exc:
         message = one_line(exc, limit=MAX_MESSAGE // 2)
         raise InputError(f"{message} ({where}, population file {args.population})") from exc
@@ -212,16 +212,17 @@ def population_id(args, people: pd.DataFrame) -> str:
     return str(people.columns[0])
 
 
-def population_table(people: pd.DataFrame, id_column: str, qi) -> pd.DataFrame:
-    """The population indexed by person id, checked (ids unique, QI present)."""
+def population_table(people: pd.DataFrame, person: str, qi) -> pd.DataFrame:
+    """The population indexed by person id (column ``person``), checked (ids unique, QI
+    present)."""
     from ..releases.generalized import check_population
 
-    if id_column in qi:
+    if person in qi:
         raise ReleaseError(
-            f"the population's person id column {id_column!r} is a quasi-identifier; name "
+            f"the population's person id column {person!r} is a quasi-identifier; name "
             "the id column with --population-id"
         )
-    check_population(people, qi, id_column)
+    check_population(people, qi, person)
     people = people.copy()
     for col in qi:  # numbers as numbers (ages sort and compare as numbers), codes as text
         text = people[col].str.strip()
@@ -229,4 +230,4 @@ def population_table(people: pd.DataFrame, id_column: str, qi) -> pd.DataFrame:
             people[col] = text.astype("int64")
         elif text.str.fullmatch(DECIMAL).all():
             people[col] = text.astype(float)
-    return people.set_index(id_column)
+    return people.set_index(person)

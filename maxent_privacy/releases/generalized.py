@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import aliased
 from ..errors import ReleaseError
 from .bucketized import ReleaseBase, validate_release
 from .cells import (
@@ -220,7 +221,7 @@ cells: row 0 (age='20-29') and row 1 (age='30-39'); ...
         return self._type_cache
 
     def match(
-        self, population: pd.DataFrame, id_column: str, every_row: bool = True, where: str = ""
+        self, population: pd.DataFrame, person: str, every_row: bool = True, where: str = ""
     ) -> tuple[np.ndarray, list[tuple], np.ndarray, np.ndarray, np.ndarray]:
         """Match a population against the row types.
 
@@ -241,7 +242,7 @@ cells: row 0 (age='20-29') and row 1 (age='30-39'); ...
         maxent_privacy.errors.ReleaseError: release 1: row 1 (group 2: age='30-39', \
 zip='021**') fits no one in the population: no one has all of these values
         """
-        ids = check_population(population, self.qi, id_column)
+        ids = check_population(population, self.qi, person)
         types, row_type = self._types()
         n = len(population)
         allowed: dict[str, dict] = {}
@@ -309,7 +310,7 @@ zip='021**') fits no one in the population: no one has all of these values
             f"fits no one in the population: {why}"
         )
 
-    def _check_people_fit(self, population, id_column, ids, person_pos, where: str) -> None:
+    def _check_people_fit(self, population, ids, person_pos, where: str) -> None:
         """A ``ReleaseError`` for the first person of ``population`` who fits no row."""
         fit = np.zeros(len(ids), dtype=bool)
         fit[person_pos] = True
@@ -322,14 +323,16 @@ zip='021**') fits no one in the population: no one has all of these values
             f"release: {self.unfit_reason(values)}"
         )
 
-    def check_covered(self, people: pd.DataFrame, id_column: str, where: str = "") -> None:
+    def check_covered(
+        self, people: pd.DataFrame, person: str | None = None, where: str = "", **old
+    ) -> None:
         """Check that each row's cells cover its person's exact QI; else a ``ReleaseError``
         naming the person, the column, the value and the cell.
 
         For a release with a ``person`` column: ``people`` holds the person ids
-        (``id_column``) and their exact QI (a population table, or another release's
-        exact values); rows whose person is not in it are not checked. ``where`` starts
-        the message (``"release 2: "``).
+        (column ``person``; ``id_column`` is its deprecated name) and their exact QI (a
+        population table, or another release's exact values); rows whose person is not in
+        it are not checked. ``where`` starts the message (``"release 2: "``).
 
         >>> frame = pd.DataFrame({"pid": ["a", "b"], "age": ["20-29", "30-39"],
         ...                       "d": ["Flu", "HIV"], "g": [1, 1]})
@@ -339,9 +342,10 @@ zip='021**') fits no one in the population: no one has all of these values
         ...
         maxent_privacy.errors.ReleaseError: person 'b' has age 41, which their cell '30-39' ...
         """
+        people_id = aliased(person, old, "id_column", "person", "check_covered()")
         if self.person is None:
             raise ReleaseError("check_covered() needs a release with a person column")
-        exact = people.drop_duplicates(id_column).set_index(id_column)
+        exact = people.drop_duplicates(people_id).set_index(people_id)
         rows = self.frame[self.frame[self.person].isin(exact.index)]
         pids = rows[self.person].to_numpy()
         for col in self.qi:
@@ -375,23 +379,30 @@ zip='021**') fits no one in the population: no one has all of these values
         return f"no row's cells cover {shown} together"
 
     def compatible(
-        self, population: pd.DataFrame, id_column: str, every_row: bool = False, where: str = ""
+        self,
+        population: pd.DataFrame,
+        person: str | None = None,
+        every_row: bool = False,
+        where: str = "",
+        **old,
     ) -> pd.DataFrame:
         """The (person, group) pairs such that one of the group's rows covers the person.
 
-        ``population`` has the person id column and the exact values of every QI column
-        (further columns are ignored). A person matches a row when each of the row's QI
-        cells covers the person's value; the result lists each matching (person, group)
-        pair once, in population order and then in order of the group's first row.
+        ``population`` has the person id column ``person`` (``id_column`` is its deprecated
+        name) and the exact values of every QI column (further columns are ignored). A
+        person matches a row when each of the row's QI cells covers the person's value;
+        the result lists each matching (person, group) pair once, in population order and
+        then in order of the group's first row.
         The work is vectorized: one boolean mask per distinct cell over the distinct
         values of its column, then per distinct row (group and cells) an index join.
         ``population`` may be anyone (a few people asked about); with ``every_row`` it
         lists the release's people: a person who fits no row, then a row that fits no one,
         is a ``ReleaseError`` (``where`` starts it, ``"release 2: "``).
         """
-        ids, types, row_type, person_pos, type_no = self.match(population, id_column, False)
+        person = aliased(person, old, "id_column", "person", "compatible()")
+        ids, types, row_type, person_pos, type_no = self.match(population, person, False)
         if every_row:
-            self._check_people_fit(population, id_column, ids, person_pos, where)
+            self._check_people_fit(population, ids, person_pos, where)
             self._check_rows_fit(population, row_type, type_no, where)
         group_codes, group_labels = pd.factorize(
             pd.Series([key[0] for key in types], dtype=self.frame[self.group].dtype), sort=False
@@ -400,7 +411,7 @@ zip='021**') fits no one in the population: no one has all of these values
         pairs = pairs.sort_values(["p", "g"], kind="stable")
         return pd.DataFrame(
             {
-                id_column: ids[pairs["p"].to_numpy()],
+                person: ids[pairs["p"].to_numpy()],
                 self.group: pd.Index(group_labels).take(pairs["g"].to_numpy()),
             }
         )
@@ -497,24 +508,24 @@ def _equivalence_classes(data, qi, group, cells, mixed_groups) -> tuple[pd.DataF
     return data, split
 
 
-def check_population(population: pd.DataFrame, qi: Sequence[str], id_column: str) -> np.ndarray:
-    """Validate a population table (person id column ``id_column`` and the exact values
-    of every QI column); return its person ids as an object array."""
+def check_population(population: pd.DataFrame, qi: Sequence[str], person: str) -> np.ndarray:
+    """Validate a population table (person id column ``person`` and the exact values of
+    every QI column); return its person ids as an object array."""
     check_frame(population, "a population")
-    check_label(id_column, "id_column")
-    check_columns(population, [id_column], "person id")
+    check_label(person, "person")
+    check_columns(population, [person], "person id")
     check_columns(population, list(qi), "quasi-identifier")
-    check_unique(population, [id_column, *qi])
+    check_unique(population, [person, *qi])
     check_cells(
         population,
-        [id_column, *qi],
+        [person, *qi],
         ["population person id"] + ["population quasi-identifier"] * len(qi),
     )
-    check_missing(population, [id_column, *qi], ["population "] * (len(qi) + 1))
-    ids = population[id_column]
+    check_missing(population, [person, *qi], ["population "] * (len(qi) + 1))
+    ids = population[person]
     if ids.duplicated().any():
         dup = ids[ids.duplicated()].tolist()[0]
         raise ReleaseError(
-            f"person id {dup!r} occurs more than once in population column {id_column!r}"
+            f"person id {dup!r} occurs more than once in population column {person!r}"
         )
     return np.asarray(ids.tolist(), dtype=object)

@@ -56,7 +56,7 @@ def per_person(result) -> bool:
     return result.structure.person_class is not None
 
 
-def _id_column(model) -> str:
+def _person_column(model) -> str:
     """The name of the person-id column: the release's own, else ``"person"``."""
     names = [r.person for r in model.releases if getattr(r, "person", None) is not None]
     names += [p.index.name for p in model.populations if p is not None and p.index.name]
@@ -123,7 +123,7 @@ def _core(result, nonsensitive: tuple, bounds: str, progress) -> pd.DataFrame:
     ids = best.keys.iloc[:, 0].to_numpy() if best.by == "person" else None
     if best.by == "person":
         keys = _own_names(_person_keys(result, pd.Index(ids)))
-        keys.insert(0, _id_column(m), ids)
+        keys.insert(0, _person_column(m), ids)
     else:
         keys = _own_names(best.keys)
         names = list(best.keys.columns)

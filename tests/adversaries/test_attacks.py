@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from maxent_privacy import ReleaseError, attacks
+from maxent_privacy._validation import ArgumentError, ArgumentTypeError
 from maxent_privacy.adversaries import matching, tracing
 from maxent_privacy.adversaries.matching import match_releases
 from maxent_privacy.attacks import (
@@ -245,12 +246,12 @@ def test_errors(byun):
         record_tracing([byun["figure1"]], [populations[0]])
     with pytest.raises(ReleaseError, match="cannot tell the person id column"):
         intersection(releases, [byun["figure1"], byun["figure3"]])
-    assert len(intersection(releases, [byun["figure1"], byun["figure3"]], id_column="name")) == 4
+    assert len(intersection(releases, [byun["figure1"], byun["figure3"]], person="name")) == 4
     with pytest.raises(ReleaseError, match="k must be an integer"):
         difference(releases, populations, 0, 2)
     with pytest.raises(ReleaseError, match=r"c must be a number in \(0, 1\]"):
         check_kc(byun["figure2"], 2, 0)
-    with pytest.raises(ReleaseError, match="max_sets"):
+    with pytest.raises(ArgumentError, match="max_sets must be a whole number >= 1, got 0"):
         difference(releases, populations, 2, 2, max_sets=0)
     wrong = populations[0].assign(age=[21, 23, 52, 40])  # Eve at 40 fits no class
     with pytest.raises(ReleaseError, match="person 'Eve' fits no group of release 0") as e:
@@ -548,3 +549,28 @@ def test_check_kc_reads_bucketized_releases_too():
     assert kc_violations(release, 3, 0.4)[["group", "value", "count"]].values.tolist() == [
         [1, "Flu", 2]
     ]
+
+
+def test_person_is_the_population_column_and_id_column_its_old_name():
+    byun = byun2008_tables()
+    releases, populations = byun["releases"], [byun["figure1"], byun["figure3"]]
+    assert len(intersection(releases, populations, person="name")) == 4
+    calls = [
+        lambda **kw: intersection(releases, populations, **kw),
+        lambda **kw: difference(releases, populations, 2, 2, **kw),
+        lambda **kw: record_tracing(releases, populations, **kw),
+        lambda **kw: findings(releases, populations, 2, 2, **kw),
+        lambda **kw: History(2, 2, **kw),
+        lambda **kw: placement(byun["figure2"], byun["figure1"], **kw),
+        lambda **kw: byun["figure2"].compatible(byun["figure1"], **kw),
+    ]
+    for call in calls:
+        with pytest.warns(DeprecationWarning, match="id_column= is deprecated; use person="):
+            old = call(id_column="name")
+        new = call(person="name")
+        if isinstance(new, pd.DataFrame):
+            pd.testing.assert_frame_equal(old, new)
+        with pytest.raises(ArgumentError, match="give person= only"):
+            call(person="name", id_column="name")
+        with pytest.raises(ArgumentTypeError, match="unexpected keyword argument 'persn'"):
+            call(persn="name")

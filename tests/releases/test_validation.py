@@ -250,7 +250,7 @@ def test_population_valid(generalized_release):
             ["population person id column 'name'", "row 0"],
         ),
         (pd.concat([PEOPLE, PEOPLE[["age"]]], axis=1), "name", ["column 'age' occurs 2 times"]),
-        (PEOPLE, ["name"], ["id_column must be one column name"]),
+        (PEOPLE, ["name"], ["person must be one column name"]),
         (PEOPLE.to_dict(), "name", ["a population needs a pandas DataFrame, got dict"]),
     ],
 )
