@@ -59,7 +59,8 @@ _MOVED = {
     "maxent_privacy.facts": "maxent_privacy.knowledge.facts",
     "maxent_privacy.parser": "maxent_privacy.knowledge.parser",
     "maxent_privacy.rules": "maxent_privacy.knowledge.rules",
-    "maxent_privacy.conflicts": "maxent_privacy.knowledge.conflicts",
+    "maxent_privacy.conflicts": "maxent_privacy.solve.conflicts",
+    "maxent_privacy.knowledge.conflicts": "maxent_privacy.solve.conflicts",
     "maxent_privacy.attacks": "maxent_privacy.adversaries.attacks",
     "maxent_privacy.channels": "maxent_privacy.adversaries.channels",
     "maxent_privacy.robustness": "maxent_privacy.adversaries.robustness",
@@ -69,6 +70,7 @@ _MOVED = {
     "maxent_privacy.datasets_byun": "maxent_privacy.datasets.byun",
     "maxent_privacy.dual": "maxent_privacy.solve",
     "maxent_privacy._io": "maxent_privacy.files",
+    "maxent_privacy.distributed.cli": "maxent_privacy.cli.distributed",
 }
 
 
@@ -112,7 +114,7 @@ _LAZY = {
     "compare_adversaries": ".adversaries.compare",
     "definetti": ".adversaries.definetti",
     "inference_channels": ".adversaries.channels",
-    "explain_infeasibility": ".knowledge.conflicts",
+    "explain_infeasibility": ".solve.conflicts",
     "Bucketized": ".releases.bucketized",
     "InaccurateSolution": ".errors",
     "InfeasibleKnowledge": ".errors",
@@ -184,7 +186,6 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
         UnsupportedModel,
     )
     from .knowledge import rules
-    from .knowledge.conflicts import explain_infeasibility
     from .knowledge.parser import KnowledgeFileError
     from .knowledge.rules import Rules, mine_rules
     from .knowledge.vague import count_having, soft, vague
@@ -196,6 +197,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from .report.plots import plot_privacy_curve, plot_risk
     from .results import Certificate, Result
     from .solve import InaccuracyWarning, SolveOptions, exp_cone_solvers
+    from .solve.conflicts import explain_infeasibility
 
 __all__ = [
     "Bucketized",

@@ -21,7 +21,8 @@ This module holds the Delta bound, the paper's example, :func:`robustness_table`
 :mod:`~maxent_privacy.adversaries.prior`, the possible-world posteriors (:func:`permanent`,
 :func:`exact_posterior`, :func:`compare_posteriors`) in
 :mod:`~maxent_privacy.adversaries.worlds` and the anonymizer in
-:mod:`~maxent_privacy.anonymize.robust`; every public name is re-exported here.
+:mod:`~maxent_privacy.anonymize.robust`; every public name but the anonymizer is
+re-exported here (``robust_anonymize`` still imports from here, deprecated).
 
 What Theorem 1 guarantees (checked, see ``tests/test_robustness.py``): for an adversary who
 knows, for the value x, only ``p(s : x)`` and ``1 - p(s : x)`` (Table IV's form,
@@ -42,11 +43,11 @@ default (``verify=True``); ``verify=False`` is the paper's Delta-only method.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 
-from ..anonymize.robust import robust_anonymize
 from ..errors import KnowledgeError, ReleaseError
 from ..releases.bucketized import Bucketized
 from .prior import Prior, as_priors, check_group, check_int, check_r, is_number, scalar
@@ -71,7 +72,6 @@ __all__ = [
     "exact_posterior",
     "permanent",
     "query_error",
-    "robust_anonymize",
     "robustness_table",
     "satisfies_delta_bound",
     "wong2010_example",
@@ -383,3 +383,20 @@ def query_error(
     if not errors:
         raise ValueError("every query had an actual count of 0; raise the selectivity")
     return float(np.mean(errors))
+
+
+def __getattr__(name: str):
+    """``robust_anonymize``, the anonymizer, is :func:`maxent_privacy.anonymize.robust_anonymize`
+    (a publisher's tool, in the wing after this one); the old name still imports here, with a
+    ``DeprecationWarning``, and is imported only when asked for."""
+    if name != "robust_anonymize":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ..anonymize.robust import robust_anonymize
+
+    warnings.warn(
+        "maxent_privacy.robustness.robust_anonymize is deprecated: "
+        "import it from maxent_privacy.anonymize",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return robust_anonymize

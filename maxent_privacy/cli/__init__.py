@@ -42,7 +42,7 @@ pandas nor cvxpy: ``--help`` and ``--version`` answer at once.
 Errors. A user's mistake is one line on stderr, ``error: <message>``, naming the file,
 column, value or fact at fault, and never a Python traceback. Knowledge that cannot hold
 together adds, below that line, a table of the conflicting facts with how far each must
-move, alone, to become feasible (:func:`maxent_privacy.knowledge.conflicts.conflict_moves`).
+move, alone, to become feasible (:func:`maxent_privacy.solve.conflicts.conflict_moves`).
 
 The release must be a comma-separated UTF-8 text file (``.gz``, ``.bz2``, ``.xz``,
 ``.zip`` or ``.zst`` when the name says so) with a header line and the same number of
@@ -89,6 +89,8 @@ Modules:
 - ``terminal``: data shown in the terminal: control characters escaped, long values cut
 - ``report_options``: ``report``'s ``--bounds``, ``--nonsensitive`` and ``--progress``
 - ``progress``: the progress bar of long commands (standard error)
+- ``distributed``: ``maxent-privacy distributed``: pooled releases built and solved on a
+  Dask cluster (:mod:`maxent_privacy.distributed`; Dask imported when it runs)
 - ``__main__``: ``python -m maxent_privacy.cli``
 """
 

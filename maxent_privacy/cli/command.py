@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..distributed.cli import add_distributed_parser, run_distributed
 from ..errors import InaccurateSolution, MaxEntError, OutputError, SolverFailed
 from ..files import atomic_write, check_target, write_text
 from .argtypes import probability, whole
+from .distributed import add_distributed_parser, run_distributed
 from .inputs import InputError, UsageError, one_line, read_release_csv
 from .outputs import check_outputs, write_report_files
 from .plan import add_plan_parser, plan

@@ -21,7 +21,8 @@ Modules, in the order the data flows:
   added up on the workers (the client receives one vector per sum)
 - ``output``: the results folder, written under a temporary name and renamed
 - ``synthetic``: synthetic pooled releases written as Parquet (tests, benchmarks)
-- ``cli``: ``maxent-privacy distributed`` (``--scheduler ADDRESS``)
+
+The command ``maxent-privacy distributed`` is :mod:`maxent_privacy.cli.distributed`.
 
 Names are imported on first use (``import maxent_privacy.distributed`` loads no Dask).
 

@@ -11,7 +11,6 @@ Modules:
 - ``syntax``, ``lexer``, ``parser``, ``compiler``: the knowledge text format, parsed
   (never evaluated) into statements and applied to a model
 - ``rules``: Top-(K+, K-) association rules mined from the original data (Du et al.)
-- ``conflicts``: which facts contradict each other, and how far each must move
 
 >>> from maxent_privacy.knowledge import vague
 >>> vague.__name__

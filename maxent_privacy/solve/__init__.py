@@ -27,7 +27,7 @@ HiGHS LP, :mod:`.highs`, before it is believed: when the LP finds a table the ce
 proves 0 are fixed and the components solved again), raise
 :class:`~maxent_privacy.errors.InfeasibleKnowledge` at once; the facts to blame and how
 far each must move are then searched for at most
-:data:`~maxent_privacy.knowledge.conflicts.EXPLAIN_TIME_LIMIT` seconds (or the solve's
+:data:`~.conflicts.EXPLAIN_TIME_LIMIT` seconds (or the solve's
 ``time_limit``), and the message says when that search was cut short.
 
 For our Newton solver a model with placements (generalized releases whose people may sit
@@ -38,8 +38,9 @@ certificate, which checks the model's own rows and objective. The rest:
 I-projection), ``chain`` (:class:`Chain`), ``options`` (:class:`SolveOptions`, the one
 solver policy),
 ``hessian`` (Newton's steps), ``highs`` (one LP through HiGHS, for the forced zeros and
-the conflicts), ``tight`` (presolve's tight-bound rules on arrays) and ``tolerances``
-(every threshold the solve decides with, named once).
+the conflicts), ``conflicts`` (which facts contradict each other and how far each must
+move: a deletion filter over HiGHS LPs), ``tight`` (presolve's tight-bound rules on
+arrays) and ``tolerances`` (every threshold the solve decides with, named once).
 
 One fact, end to end. ``model.add(model.P("Flu", gender="male") == 0.3, name="flu")``
 compiles the constraint to a :class:`~maxent_privacy.knowledge.facts.Fact` named "flu" with one
@@ -72,11 +73,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InfeasibleKnowledge, SolverFailed
-from ..knowledge.conflicts import EXPLAIN_TIME_LIMIT, explained
 from ..results import Result
 from .certificate import InaccuracyWarning, certify, gap_ok
 from .chain import Chain
 from .components import SplitComponents
+from .conflicts import EXPLAIN_TIME_LIMIT, explained
 from .conic import Conic
 from .dispatch import Memo, runner, solve_parts
 from .forced_zeros import ForcedZeros, ZeroLog, lp_forced_zeros, lp_zeros_of_problem

@@ -20,8 +20,8 @@ import pytest
 import maxent_privacy
 from maxent_privacy import Bucketized, MaxEntModel, datasets, vague
 from maxent_privacy.cli import main
-from maxent_privacy.conflicts import conflict_moves, explain_infeasibility
 from maxent_privacy.errors import InfeasibleKnowledge
+from maxent_privacy.solve.conflicts import conflict_moves, explain_infeasibility
 
 ROOT = Path(maxent_privacy.__file__).resolve().parents[1]
 ROLES = ["--qi", "gender", "degree", "--sa", "disease", "--group", "bucket"]

@@ -18,10 +18,10 @@ from maxent_privacy import (
     datasets,
     exp_cone_solvers,
 )
-from maxent_privacy.conflicts import explain_infeasibility
 from maxent_privacy.errors import SolverOptionError
 from maxent_privacy.solve import dispatch, newton
 from maxent_privacy.solve.closed_form import ClosedForm
+from maxent_privacy.solve.conflicts import explain_infeasibility
 from maxent_privacy.solve.presolve import FixForcedCells
 
 QI = ["gender", "degree"]

@@ -6,7 +6,7 @@ an *irreducible* set of them with a deletion filter (Chinneck and Dravnieks, 199
 each fact in turn and keep it out when the rest is still infeasible. What remains is a
 conflict in which every fact matters: removing any one of them restores feasibility.
 Feasibility of the linear system (invariants, linear facts, x >= 0) is decided by the
-HiGHS linear-programming solver (:func:`maxent_privacy.solve.highs.run_lp`); non-linear
+HiGHS linear-programming solver (:func:`.highs.run_lp`); non-linear
 facts use cvxpy. Soft facts never conflict.
 
 Both searches take a ``time_limit`` (seconds, None: none). When ``model.solve()`` finds
@@ -36,6 +36,7 @@ import scipy.sparse as sp
 
 from ..errors import InfeasibleKnowledge
 from ..numerics import cell_components
+from .highs import run_lp
 
 __all__ = [
     "EXPLAIN_TIME_LIMIT",
@@ -52,8 +53,6 @@ EXPLAIN_TIME_LIMIT = 5.0
 
 def _lp(c, A_eq, b_eq, A_ub, b_ub, deadline, tol=None):
     """(status, x) of one LP by HiGHS, stopped at ``deadline`` (perf_counter, or None)."""
-    from ..solve.highs import run_lp  # here: the solve package imports this module
-
     left = None if deadline is None else deadline - time.perf_counter()
     if left is not None and left <= 0:
         return "time", None

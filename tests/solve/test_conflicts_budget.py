@@ -9,8 +9,8 @@ import pytest
 from paper_models import benchmark
 
 from maxent_privacy import Bucketized, InfeasibleKnowledge, MaxEntModel, datasets
-from maxent_privacy.knowledge import conflicts
-from maxent_privacy.knowledge.conflicts import conflict_moves, explain_infeasibility, explained
+from maxent_privacy.solve import conflicts
+from maxent_privacy.solve.conflicts import conflict_moves, explain_infeasibility, explained
 
 
 @pytest.fixture

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import time
 
-from ..cli.argtypes import probability, seconds, whole
 from ..errors import MaxEntError
+from .argtypes import probability, seconds, whole
 
 __all__ = ["SchedulerError", "add_distributed_parser", "run_distributed"]
 
@@ -121,9 +121,9 @@ def run_distributed(args, out) -> int:
     """Run the command (``args`` from :func:`add_distributed_parser`); exit code 0."""
     from pathlib import Path
 
-    from .build import build_distributed
-    from .releases import DaskBucketized
-    from .solve import solve_distributed
+    from ..distributed.build import build_distributed
+    from ..distributed.releases import DaskBucketized
+    from ..distributed.solve import solve_distributed
 
     t0 = time.perf_counter()
     frames = [_read(path) for path in args.release]
