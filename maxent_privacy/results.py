@@ -61,6 +61,13 @@ class Certificate:
         )
 
 
+def _read_only(array) -> np.ndarray:
+    """A view of ``array`` that cannot be written through."""
+    view = np.asarray(array).view()
+    view.flags.writeable = False
+    return view
+
+
 class Result:
     """The maximum-entropy estimate of a model, checked by our certificate.
 
@@ -137,6 +144,34 @@ class Result:
     def _cells(self) -> pd.DataFrame:
         """The value cells of ``structure.cells`` (made on first use: millions of rows)."""
         return self.structure.cells[self.structure.value_cell].reset_index(drop=True)
+
+    # ------------------------------------------- read-only views for the report
+    @property
+    def value_cells(self) -> pd.DataFrame:
+        """The value cells of ``structure.cells``, aligned with :attr:`x` (shared, not a
+        copy: do not modify; :meth:`cell_table` is a copy with the estimate)."""
+        return self._cells
+
+    @property
+    def cell_class(self) -> np.ndarray:
+        """The record class of each value cell (read-only), aligned with :attr:`x`."""
+        return _read_only(self._cls)
+
+    @property
+    def class_n(self) -> np.ndarray:
+        """The number of records of each record class (read-only)."""
+        return _read_only(self._class_n)
+
+    @property
+    def phantom(self) -> np.ndarray:
+        """True for the value cells of counterfeit records (read-only): no one's, never a
+        row of a posterior."""
+        return _read_only(self._phantom)
+
+    @property
+    def person_names(self) -> tuple:
+        """The people singled out with ``model.person`` when this result was solved."""
+        return tuple(self._person_names)
 
     # ------------------------------------------------------------- posteriors
     def cell_table(self) -> pd.DataFrame:

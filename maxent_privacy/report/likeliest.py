@@ -98,22 +98,22 @@ def likeliest(result, nonsensitive=()) -> Likeliest:
     docstring); values in ``nonsensitive`` never count (a row whose values are all
     non-sensitive has none, probability 0)."""
     m = result.model
-    cells = result._cells
+    cells = result.value_cells
     s_all = cells[m.sa].to_numpy()
     x = np.asarray(result.x, dtype=float)
     keep = _sensitive(s_all, nonsensitive)
     person = result.structure.person_class is not None
     named = [
         n
-        for n in getattr(result, "_person_names", [])
+        for n in result.person_names
         if not person or n not in set(map(str, result.structure.person_class.index))
     ]
     if named:  # individuals singled out with model.person: the (small) dense table
         return _dense(result, nonsensitive)
     if person:
-        cls = np.asarray(result._cls, dtype=np.int64)
-        n_cls = len(result._class_n)
-        share = x / np.asarray(result._class_n, dtype=float)[cls]
+        cls = np.asarray(result.cell_class, dtype=np.int64)
+        n_cls = len(result.class_n)
+        share = x / np.asarray(result.class_n, dtype=float)[cls]
         sel = keep
         pos, top, ties = _best(cls[sel], _value_rank(s_all[sel]), share[sel], n_cls)
         s_sel = s_all[sel]
@@ -128,10 +128,10 @@ def likeliest(result, nonsensitive=()) -> Likeliest:
 def _by_keys(result, names: list, keep: np.ndarray):
     """``(keys, value, largest share, ties)`` per distinct ``names`` of the value cells
     (sorted), over the values ``keep`` marks (per cell)."""
-    cells = result._cells
+    cells = result.value_cells
     s_all = cells[result.model.sa].to_numpy()
     x = np.asarray(result.x, dtype=float)
-    real = ~result._phantom  # counterfeit records have no QI value: in no row
+    real = ~result.phantom  # counterfeit records have no QI value: in no row
     if not real.all():
         cells, s_all, x, keep = cells[real], s_all[real], x[real], keep[real]
     groups = cells[names].groupby(names, sort=True, observed=True)
@@ -159,7 +159,7 @@ def largest_share(result, by: str | None, nonsensitive=()) -> np.ndarray:
     table; ``nonsensitive`` values left out."""
     m = result.model
     names = list(m.qi) + ([m.group] if by == "group" else [])
-    keep = _sensitive(result._cells[m.sa].to_numpy(), nonsensitive)
+    keep = _sensitive(result.value_cells[m.sa].to_numpy(), nonsensitive)
     return _by_keys(result, names, keep)[2]
 
 
