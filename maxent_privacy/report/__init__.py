@@ -10,7 +10,8 @@ Modules:
 - ``plots``: matplotlib figures (posteriors, risk, privacy curves)
 - ``labels``: row labels of figures that tell the rows apart (many attributes)
 - ``statements``: the stated facts behind the model's facts (a vague one is two facts)
-- ``safety``: data made inert: spreadsheet-safe CSV cells, plain-text figure labels
+- ``safety``: data made inert (spreadsheet-safe CSV cells, plain-text figure labels),
+  re-exported from the base module :mod:`maxent_privacy.safety`
 - ``likeliest``: each row's likeliest value, read sparsely off the cells; the rounding rule
 - ``row_bounds``: the risk table's intervals (bounds of each row's value only; auto/all/none)
 - ``identity``: identity (re-identification) risk per row: prosecutor, journalist
