@@ -1,5 +1,7 @@
-"""The package's layout (issue 20): wings with a docstring each, no import cycle, no module
-over 800 lines, and every name users could import before the wings still importable.
+"""The package's layout (issues 20 and 38): wings with a docstring each, imports in one
+direction (the wing order below, :data:`ORDER`, with a short allowlist of facades,
+:data:`ALLOWED`), no module over 800 lines, no function over 100 lines or with more than 10
+parameters, and every name users could import before the wings still importable.
 
 The import graph is read from the source with ``ast``: every ``import`` and ``from ...
 import`` of a module of the package, at module level or inside a function (an import
@@ -12,6 +14,8 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -20,6 +24,46 @@ import maxent_privacy
 
 PACKAGE = Path(maxent_privacy.__file__).parent
 MAX_LINES = 800
+#: the longest function (``def`` to its last line) and the most parameters (``self`` and
+#: ``cls`` not counted; ``*args`` and ``**options`` count one each)
+MAX_FUNCTION_LINES = 100
+MAX_PARAMETERS = 10
+
+#: The wings in the order the data flows. A module imports its own wing, the base modules
+#: and the wings before its own, never one after it (imports inside functions count).
+#: ``datasets`` builds the papers' releases; ``results`` precedes ``solve``, which makes a
+#: Result; the command line comes last and runs the distributed command too.
+ORDER = (
+    "releases",
+    "datasets",
+    "knowledge",
+    "model",
+    "results",
+    "solve",
+    "bounds",
+    "adversaries",
+    "anonymize",
+    "report",
+    "distributed",
+    "cli",
+)
+#: Modules any wing may import; they import only each other. ``maxent_privacy`` itself
+#: (its ``__init__``) imports its names lazily, by ``importlib``, never by ``import``.
+BASE = ("maxent_privacy", "errors", "files", "numerics", "_validation", "safety")
+#: Imports against the order that stay, (importer, imported): each a facade, a method that
+#: hands its object to a later wing (as cvxpy's ``Problem.solve``), or an old name.
+ALLOWED = {
+    ("model", "solve"): "MaxEntModel.solve() hands the model to the solve chain",
+    ("model", "solve.problem"): "MaxEntModel.problem() is the compiled problem",
+    ("model", "bounds.intervals"): "MaxEntModel.bounds() hands the model to the bounds",
+    ("results", "bounds.intervals"): "Result.bounds(): the bounds beside the estimate",
+    ("results", "report.plots"): "Result.plot() draws with the report's figures",
+    ("results", "report.risk"): "Result.risk_table() is the report's risk table",
+    ("results", "report.html"): "Result.report() writes the report's HTML",
+    ("adversaries.robustness", "anonymize.robust"): (
+        "robustness.robust_anonymize: the deprecated old name, imported only when asked for"
+    ),
+}
 
 #: every public name each module defined before the wings (issue 20), by its old path;
 #: the old path must still import and have every one of them
@@ -282,8 +326,21 @@ def test_the_top_names_are_unchanged():
 @pytest.mark.parametrize("old", sorted(BEFORE))
 def test_old_module_paths_keep_their_names(old):
     module = importlib.import_module(f"maxent_privacy.{old}")
-    missing = [n for n in BEFORE[old].split() if not hasattr(module, n)]
+    with warnings.catch_warnings():  # a deprecated old name is still there
+        warnings.simplefilter("ignore", DeprecationWarning)
+        missing = [n for n in BEFORE[old].split() if not hasattr(module, n)]
     assert not missing, f"maxent_privacy.{old} lost {missing}"
+
+
+def test_an_anonymizer_under_its_old_adversary_name_warns():
+    from maxent_privacy import robustness
+    from maxent_privacy.anonymize import robust_anonymize
+
+    with pytest.warns(DeprecationWarning, match="import it from maxent_privacy.anonymize"):
+        assert robustness.robust_anonymize is robust_anonymize
+    assert "robust_anonymize" not in robustness.__all__
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        robustness.nothing  # noqa: B018
 
 
 @pytest.mark.parametrize("old", sorted(maxent_privacy._MOVED))
@@ -311,3 +368,123 @@ def test_the_tests_mirror_the_wings():
     for info in pkgutil.iter_modules(maxent_privacy.__path__):
         if info.ispkg:
             assert sorted((tests / info.name).glob("test_*.py")), f"no tests/{info.name}/"
+
+
+# ------------------------------------------------------------------ the wing order
+def _short(name: str) -> str:
+    """``maxent_privacy.solve.highs`` -> ``solve.highs``; the package itself keeps its name."""
+    return name.split(".", 1)[1] if "." in name else name
+
+
+def _place(name: str) -> str:
+    """The wing of a module (its first name below the package), or ``"base"``."""
+    short = _short(name)
+    top = short.split(".")[0]
+    if short in BASE or top in BASE:
+        return "base"
+    assert top in ORDER, f"{name} is in no wing of ORDER and not in BASE"
+    return top
+
+
+def against_the_order(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports ``(importer, imported)``, short names, that go against :data:`ORDER`
+    or from a base module to a wing, allowed or not."""
+    out = []
+    for name, targets in graph.items():
+        here = _place(name)
+        for target in targets:
+            there = _place(target)
+            if there == "base" or here == there:
+                continue
+            if here == "base" or ORDER.index(there) > ORDER.index(here):
+                out.append((_short(name), _short(target)))
+    return sorted(out)
+
+
+def test_against_the_order_finds_a_backward_import():
+    graph = {
+        "maxent_privacy.releases.a": {"maxent_privacy.solve.b", "maxent_privacy.errors"},
+        "maxent_privacy.solve.b": {"maxent_privacy.releases.a", "maxent_privacy.solve"},
+        "maxent_privacy.solve": set(),
+        "maxent_privacy.errors": {"maxent_privacy.model"},
+        "maxent_privacy.model": set(),
+    }
+    assert against_the_order(graph) == [("errors", "model"), ("releases.a", "solve.b")]
+
+
+def test_every_module_has_a_place():
+    for name in _modules():
+        _place(name)  # asserts
+
+
+def test_imports_follow_the_wing_order():
+    """No module imports a later wing (inside a function too) but the facades of ALLOWED;
+    base modules import only base modules."""
+    wrong = [edge for edge in against_the_order(import_graph()) if edge not in ALLOWED]
+    assert not wrong, "imports against the wing order: " + ", ".join(
+        f"{a} -> {b}" for a, b in wrong
+    )
+
+
+def test_every_allowed_import_is_still_there():
+    """An allowlist entry whose import went away goes too."""
+    graph = import_graph()
+    gone = [
+        (a, b)
+        for a, b in ALLOWED
+        if f"maxent_privacy.{b}" not in graph.get(f"maxent_privacy.{a}", set())
+    ]
+    assert not gone, f"ALLOWED lists imports that no longer exist: {gone}"
+
+
+# ------------------------------------------------------------------ functions
+def _functions():
+    """``(module:line name, parameters, lines)`` of every function of the package."""
+    for name, (path, _) in sorted(_modules().items()):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            a = node.args
+            positional = [*a.posonlyargs, *a.args]
+            n = len(positional) + len(a.kwonlyargs) + (a.vararg is not None)
+            n += a.kwarg is not None
+            if positional and positional[0].arg in ("self", "cls"):
+                n -= 1
+            where = f"{_short(name)}:{node.lineno} {node.name}"
+            yield where, n, node.end_lineno - node.lineno + 1
+
+
+def test_no_function_with_more_than_10_parameters():
+    many = {where: n for where, n, _ in _functions() if n > MAX_PARAMETERS}
+    assert not many, f"functions with more than {MAX_PARAMETERS} parameters: {many}"
+
+
+def test_no_function_over_100_lines():
+    long = {where: n for where, _, n in _functions() if n > MAX_FUNCTION_LINES}
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+def _private_of_result() -> set[str]:
+    """The private attributes and methods of :class:`~maxent_privacy.results.Result`."""
+    tree = ast.parse((PACKAGE / "results.py").read_text(encoding="utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Result")
+    names = {
+        n.attr
+        for n in ast.walk(cls)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+    } | {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {n for n in names if re.fullmatch(r"_[a-z]\w*[a-z0-9]", n)}
+
+
+def test_the_report_reads_results_through_public_accessors():
+    private = _private_of_result()
+    assert {"_cells", "_cls", "_class_n", "_phantom"} <= private
+    reads = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {ast.unparse(node)}"
+        for path in sorted((PACKAGE / "report").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr in private
+        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+    ]
+    assert not reads, f"the report reads Result's private attributes: {reads}"
