@@ -23,3 +23,31 @@ Modules:
 Old paths stay importable: ``maxent_privacy.attacks``, ``.channels``, ``.robustness`` and
 ``.metrics`` are these modules.
 """
+
+from .builtin import without_facts
+from .registry import (
+    ADVERSARY_REGISTRY,
+    Adversary,
+    AdversaryError,
+    adversary_names,
+    assessment,
+    check_assessment,
+    get_adversary,
+    register,
+    rows,
+    unregister,
+)
+
+__all__ = [
+    "ADVERSARY_REGISTRY",
+    "Adversary",
+    "AdversaryError",
+    "adversary_names",
+    "assessment",
+    "check_assessment",
+    "get_adversary",
+    "register",
+    "rows",
+    "unregister",
+    "without_facts",
+]

@@ -51,33 +51,47 @@ bucket 2 right (6 of 8); in buckets 1 and 3 the counts still outvote it.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._validation import REACHES, ArgumentError, check_choice, check_threshold
 from ..errors import KnowledgeError, ReleaseError
-from .definetti import definetti
+from .builtin import class_bounds, class_estimate, without_facts
 from .metrics import estimation_accuracy
-from .projection import expected_table
+from .registry import ADVERSARY_REGISTRY, Adversary, class_of, get_adversary
 
-__all__ = ["ADVERSARIES", "Comparison", "compare_adversaries", "without_facts"]
+__all__ = ["Comparison", "columns", "compare_adversaries", "without_facts"]
 
-#: the adversaries of a comparison, in order, and what each is
-ADVERSARIES = {
-    "maxent": "maximum entropy, the releases alone",
-    "knowledge": "maximum entropy with the stated knowledge",
-    "learned": "deFinetti: learned from the release",
-    "lower": "LP lower bound (every table)",
-    "upper": "LP upper bound (worst case)",
-    "certain": "lowest over possible worlds",
-    "possible": "highest over possible worlds",
-}
-#: the adversaries that are estimates (a Result each): accuracy and KL apply to them
-ESTIMATES = ("maxent", "knowledge", "learned")
 #: a probability this close below a threshold reaches it; ties of the argmax this close
-CLOSE = 1e-9
+CLOSE = REACHES
+#: the options of the learned adversary (the rest go to the bounds)
+LEARNED_OPTIONS = ("learner", "max_iter", "tol", "seed")
+
+
+def columns(adversaries=None) -> dict:
+    """Column of a comparison -> what it is, for ``adversaries`` (default: every registered
+    one), in registration order."""
+    out = {}
+    for adv in adversaries if adversaries is not None else ADVERSARY_REGISTRY.values():
+        names = adv.column_names()
+        if adv.interval:
+            out[names[0]] = f"{adv.description}: lower"
+            out[names[1]] = f"{adv.description}: upper"
+        else:
+            out[names[0]] = adv.description
+    return out
+
+
+def __getattr__(name: str):
+    if name == "ADVERSARIES":  # the old name of columns(): the columns of the registry
+        return columns()
+    if name == "ESTIMATES":
+        return tuple(a.name for a in ADVERSARY_REGISTRY.values() if not a.interval)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -109,6 +123,8 @@ class Comparison:
     thresholds: tuple
     people: int
     has_truth: bool = field(default=False)
+    #: the columns that are point estimates (accuracy applies to them)
+    estimates: tuple = ("maxent", "knowledge", "learned")
 
     def plot(self, axes=None):
         """The people each adversary puts at risk (the share of people whose own value,
@@ -142,7 +158,7 @@ class Comparison:
         ax.legend(fontsize=8)
         if self.has_truth:
             ax = axes[1]
-            est = [n for n in names if n in ESTIMATES]
+            est = [n for n in names if n in self.estimates]
             xe = np.arange(len(est))
             ax.bar(xe - 0.2, s.loc[est, "accuracy"], 0.4, label="accuracy of the argmax")
             ax.bar(xe + 0.2, s.loc[est, "mean_p_truth"], 0.4, label="mean P(own value)")
@@ -155,17 +171,14 @@ class Comparison:
 
 # ------------------------------------------------------------------ arguments
 def _check_arguments(model, by, threshold, exact) -> tuple:
-    if by not in ("person", "class"):
-        raise ValueError(f"by must be 'person' or 'class', got {by!r}")
+    check_choice(by, "by", ("person", "class"))
     ts = (threshold,) if np.isscalar(threshold) else tuple(threshold)
-    for t in ts:
-        ok = isinstance(t, (int, float, np.integer, np.floating)) and not isinstance(t, bool)
-        if not ok or not 0 < t <= 1:  # NaN too
-            raise ValueError(f"every threshold must be a number in (0, 1], got {t!r}")
     if not ts:
-        raise ValueError("give at least one threshold")
+        raise ArgumentError("threshold: give at least one threshold")
+    for t in ts:
+        check_threshold(t, "every threshold")
     if not isinstance(exact, (bool, np.bool_)):
-        raise ValueError(f"exact must be True or False, got {exact!r}")
+        raise ArgumentError(f"exact must be True or False, got {exact!r:.60}")
     if model.persons:
         raise KnowledgeError(
             "compare_adversaries compares the releases' own people; build the model "
@@ -174,16 +187,40 @@ def _check_arguments(model, by, threshold, exact) -> tuple:
     return tuple(float(t) for t in ts)
 
 
+def _check_bounds(bounds, exact) -> str:
+    """``bounds`` in the one vocabulary ("auto", "all", "none"; True/False deprecated)."""
+    if isinstance(bounds, (bool, np.bool_)):
+        warnings.warn(
+            "compare_adversaries: bounds=True/False is deprecated; use bounds='all' or "
+            "'none' (the report's vocabulary)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        bounds = "all" if bounds else "none"
+    bounds = check_choice(bounds, "bounds", ("auto", "all", "none"))
+    if exact and bounds == "none":
+        raise ArgumentError("exact=True needs the bounds (bounds='all'), got bounds='none'")
+    return bounds
+
+
+def _chosen(adversaries, model, bounds: str, exact: bool) -> list[Adversary]:
+    """The adversaries of a comparison: those named, or every registered one that applies
+    (bounds only unless bounds="none", possible worlds only with exact=True)."""
+    if adversaries is not None:
+        names = [adversaries] if isinstance(adversaries, (str, Adversary)) else adversaries
+        chosen = list(dict.fromkeys(get_adversary(a, what="adversaries") for a in names))
+        if not any(a.name == "maxent" for a in chosen):
+            chosen.insert(0, get_adversary("maxent"))  # the base every other is read against
+        return chosen
+    keep = {"estimate": True, "bounds": bounds != "none", "exact": exact}
+    return [
+        a
+        for a in ADVERSARY_REGISTRY.values()
+        if keep[a.tier] and not a.requires_truth and a.applies(model)
+    ]
+
+
 # ------------------------------------------------------------------ the models
-def without_facts(model):
-    """A model of the same releases (and populations), without facts: the same classes
-    and cells in the same order."""
-    twin = type(model)(model.releases, populations=model.populations)
-    if twin.n_cells != model.n_cells or len(twin.classes) != len(model.classes):
-        raise ReleaseError("the model could not be rebuilt from its releases")
-    return twin
-
-
 def _add_knowledge(model, knowledge) -> None:
     """Add ``knowledge`` to ``model``: a callable of the model, (name, constraint) pairs,
     or anything ``model.add`` takes."""
@@ -197,12 +234,10 @@ def _add_knowledge(model, knowledge) -> None:
             model.add(item)
 
 
-def _models(model, knowledge):
-    """(the releases alone, the releases with every fact or None)."""
+def _stated(model, knowledge):
+    """The model with every fact (its own and ``knowledge``), or the model itself."""
     if knowledge is None:
-        if not model.facts:
-            return model, None
-        return without_facts(model), model
+        return model
     stated = without_facts(model)
     same = sp.identity(model.n_cells, format="csr")
     stated.facts = [f.remapped(same, model.x, stated.x) for f in model.facts]
@@ -216,94 +251,16 @@ def _models(model, knowledge):
                 "lambda m: [m.P(...) == ...]"
             ) from None
         raise
-    return (model if not model.facts else without_facts(model)), stated
+    return stated
 
 
-# ------------------------------------------------------------------ per class
-def _class_estimate(result, values) -> np.ndarray:
-    """P[c, s]: the share of class c that holds s, by ``result``."""
-    n = np.asarray(result.structure.class_n, dtype=float)[:, None]
-    return expected_table(result, values) / n
-
-
-def _class_keys(model) -> pd.MultiIndex:
-    """The (QI, group) key of each class of a single release without people."""
-    return pd.MultiIndex.from_frame(model.classes[list(model.qi) + [model.group]])
-
-
-def _record_class(model) -> pd.Series:
-    """Class of every record of a single release (people: the records, by row label)."""
-    records = model.structure.records
-    keys = list(model.qi) + [model.group]
-    index = _class_keys(model)
-    cls = index.get_indexer(pd.MultiIndex.from_frame(records[keys]))
-    if (cls < 0).any():
-        raise ReleaseError("a record of the release is in no record class")
-    return pd.Series(cls, index=records.index, name="class")
+# the per-class helpers' old names (they live in .builtin, with the adversaries)
+_class_estimate, _class_bounds = class_estimate, class_bounds
 
 
 def _people(model) -> pd.Series:
     """Person (id, or a record's row label) -> class."""
-    pc = model.structure.person_class
-    if pc is not None:
-        return pd.Series(np.asarray(pc, dtype=np.int64), index=pc.index, name="class")
-    return _record_class(model)
-
-
-def _grid(frame, column, keys, values) -> np.ndarray:
-    """``frame[column]`` (indexed by (key..., value)) as a [len(keys), len(values)] array,
-    0 where the frame has no row."""
-    col = frame[column].astype(float)
-    names = list(frame.index.names)
-    if isinstance(keys, pd.MultiIndex):
-        tuples = [(*k, v) for k in keys for v in values]
-    else:
-        tuples = [(k, v) for k in keys for v in values]
-    full = pd.MultiIndex.from_tuples(tuples, names=names)
-    return col.reindex(full).fillna(0.0).to_numpy().reshape(len(keys), len(values))
-
-
-def _class_bounds(model, by, values, exact, options) -> dict:
-    """Per class and value: ``lower``, ``upper`` (and ``certain``, ``possible``), of the
-    person's own probability (``by="person"``) or of the class's share (``"class"``)."""
-    n = np.asarray(model.structure.class_n, dtype=float)[:, None]
-    pc = model.structure.person_class
-    if pc is not None:  # people known: the library's own rows, one person per class
-        frame = model.bounds(by=by, exact=exact, **options)
-        first = pd.Series(pc.index, index=np.asarray(pc, dtype=np.int64))
-        first = first.groupby(level=0).first()
-        reps = first.reindex(np.arange(len(n))).to_numpy()
-        out = {}
-        for name, col in (("lower", "lower"), ("upper", "upper")):
-            src = ("lp_" + col) if exact else col
-            out[name] = _grid(frame, src, reps, values)
-        if exact:
-            out["certain"] = _grid(frame, "lower", reps, values)
-            out["possible"] = _grid(frame, "upper", reps, values)
-        return out
-    # one release without people: a class is a (QI value, group) row
-    from ..bounds.frame import person_bounds
-
-    frame = model.bounds(by="group", exact=exact, **options)
-    keys = _class_keys(model)
-
-    def share(col):
-        return _grid(frame, col, keys, values)
-
-    lo, hi = (share("lp_lower"), share("lp_upper")) if exact else (share("lower"), share("upper"))
-    if by == "class":
-        out = {"lower": lo, "upper": hi}
-        if exact:
-            out["certain"], out["possible"] = share("lower"), share("upper")
-        return out
-    lower, upper = person_bounds(lo * n, hi * n, n)  # an individual of the class
-    out = {"lower": lower, "upper": upper}
-    if exact:
-        lo_x = _grid(frame, "lower_exact", keys, values).astype(bool)
-        hi_x = _grid(frame, "upper_exact", keys, values).astype(bool)
-        out["certain"] = np.where(lo_x, (share("lower") * n >= n - 0.5).astype(float), lower)
-        out["possible"] = np.where(hi_x, (share("upper") * n >= 0.5).astype(float), upper)
-    return out
+    return class_of(model)
 
 
 # ------------------------------------------------------------------ the truth
@@ -374,7 +331,7 @@ def _scores(est, truth_counts, thresholds) -> dict:
 
 # ------------------------------------------------------------------ the comparison
 def _table(per_class: dict, people: pd.Series, n, values, by: str, sa: str) -> pd.DataFrame:
-    """One row per (person or class, value), one column per adversary."""
+    """One row per (person or class, value), one column per adversary's column."""
     if by == "person":
         rows = people.to_numpy()
         keys = people.index.rename("person")
@@ -382,18 +339,15 @@ def _table(per_class: dict, people: pd.Series, n, values, by: str, sa: str) -> p
         rows = np.arange(len(n))
         keys = pd.RangeIndex(len(n), name="class")
     index = pd.MultiIndex.from_product([keys, pd.Index(values, name=sa)])
-    table = pd.DataFrame(
-        {name: per_class[name][rows].ravel() for name in ADVERSARIES if name in per_class},
-        index=index,
-    )
+    table = pd.DataFrame({name: arr[rows].ravel() for name, arr in per_class.items()}, index=index)
     if by == "class":
         table.insert(0, "records", np.repeat(n.astype(int), len(values)))
     return table
 
 
 def _summary(per_class: dict, n, thresholds) -> pd.DataFrame:
-    """Per adversary: the people some value of whom reaches each threshold."""
-    summary = pd.DataFrame(index=[a for a in ADVERSARIES if a in per_class])
+    """Per adversary's column: the people some value of whom reaches each threshold."""
+    summary = pd.DataFrame(index=list(per_class))
     summary.index.name = "adversary"
     for t in thresholds:
         summary[f"people>={t:g}"] = [
@@ -405,7 +359,7 @@ def _summary(per_class: dict, n, thresholds) -> pd.DataFrame:
 def _score_truth(table, summary, data, estimates, thresholds, by: str) -> None:
     """With the original table: the ``truth`` column and each adversary's scores."""
     full, truth, people = data
-    per_class, results = estimates
+    per_class, results, points = estimates
     values = table.index.get_level_values(-1).unique()
     real = ~full.structure.phantom  # counterfeit records are no one
     n = np.asarray(full.structure.class_n, dtype=float)[real]
@@ -419,10 +373,31 @@ def _score_truth(table, summary, data, estimates, thresholds, by: str) -> None:
     scores = {a: _scores(per_class[a], counts, thresholds) for a in summary.index}
     for col in next(iter(scores.values())):
         summary[col] = [scores[a][col] for a in summary.index]
-    summary.loc[~summary.index.isin(ESTIMATES), "accuracy"] = np.nan
+    summary.loc[~summary.index.isin(points), "accuracy"] = np.nan
     summary["kl"] = [
-        estimation_accuracy(results[a], truth) if a in ESTIMATES else np.nan for a in summary.index
+        estimation_accuracy(results[a], truth) if a in results else np.nan for a in summary.index
     ]
+
+
+def _assess_all(chosen, full, values, by, options) -> tuple[dict, dict]:
+    """Each adversary's arrays [class, value] (one per column) and the Results of those
+    that give one."""
+    per_class, results, memo = {}, {}, {}
+    for adv in chosen:
+        arrays = adv.per_class(full, values, by, options, memo)
+        if set(arrays) != set(adv.column_names()):
+            raise ReleaseError(
+                f"adversary {adv.name!r} gave columns {sorted(arrays)}, not its "
+                f"{list(adv.column_names())}"
+            )
+        for name in adv.column_names():
+            if name in per_class:
+                raise ArgumentError(f"two adversaries of the comparison have a column {name!r}")
+            per_class[name] = np.asarray(arrays[name], dtype=float)
+        got = memo.get(("result", adv.name))
+        if got is not None:
+            results[adv.name] = got
+    return per_class, results
 
 
 def compare_adversaries(
@@ -432,14 +407,11 @@ def compare_adversaries(
     *,
     by: str = "person",
     threshold=(0.5, 0.8, 1.0),
-    learner="naive_bayes",
-    max_iter: int = 100,
-    tol: float = 1e-6,
-    seed: int = 0,
+    adversaries=None,
     exact: bool = False,
-    bounds: bool = True,
+    bounds="all",
     solver: str | None = None,
-    **bounds_options,
+    **options,
 ) -> Comparison:
     """A scale of adversaries on one model, per person (or class) and value.
 
@@ -466,17 +438,21 @@ def compare_adversaries(
         (:meth:`MaxEntModel.bounds`).
     threshold : float or tuple
         The probabilities at which a person counts as at risk.
-    learner, max_iter, tol, seed : the deFinetti attack's
-        (:func:`~maxent_privacy.adversaries.definetti.definetti`).
+    adversaries : names or Adversary objects, optional
+        The adversaries to compare (``maxent`` is always one). Default: every registered
+        adversary (:data:`~maxent_privacy.adversaries.ADVERSARY_REGISTRY`) that applies:
+        the bounds unless ``bounds="none"``, the possible worlds with ``exact=True``.
     exact : bool
         Also the bounds over possible worlds (``certain``, ``possible``): integer
         programs, slower.
-    bounds : bool
-        False leaves the bounds out (``lower``, ``upper``): on generalized releases with a
+    bounds : "all" (default), "auto" (the same here) or "none"
+        "none" leaves the bounds out (``lower``, ``upper``): on generalized releases with a
         population they are many LPs (minutes for thousands of people).
     solver : str, optional
         The solver of every estimate.
-    bounds_options : passed to :meth:`MaxEntModel.bounds` (``time_limit``, ...).
+    options : the adversaries' options: ``learner``, ``max_iter``, ``tol``, ``seed`` for the
+        deFinetti attack (:func:`~maxent_privacy.adversaries.definetti.definetti`), the
+        rest to :meth:`MaxEntModel.bounds` (``time_limit``, ...).
 
     Returns
     -------
@@ -484,20 +460,13 @@ def compare_adversaries(
         ``.table``, ``.summary``, ``.results``, ``.plot()``.
     """
     thresholds = _check_arguments(model, by, threshold, exact)
-    if exact and not bounds:
-        raise ValueError("exact=True needs bounds=True")
-    base, stated = _models(model, knowledge)
-    full = stated if stated is not None else base
-    results = {"maxent": base.solve(solver=solver)}
-    if stated is not None:
-        results["knowledge"] = stated.solve(solver=solver)
-    results["learned"] = definetti(
-        full, learner=learner, max_iter=max_iter, tol=tol, seed=seed, solver=solver
-    )
-    values = sorted(results["maxent"].cell_table()[model.sa].unique().tolist(), key=str)
-    per_class = {name: _class_estimate(r, values) for name, r in results.items()}
-    if bounds:
-        per_class.update(_class_bounds(full, by, values, exact, bounds_options))
+    bounds = _check_bounds(bounds, exact)
+    full = _stated(model, knowledge)
+    chosen = _chosen(adversaries, full, bounds, exact)
+    learned = {k: options.pop(k) for k in LEARNED_OPTIONS if k in options}
+    settings = {"solver": solver, **learned, "exact": exact, "bounds_options": options}
+    values = sorted(full.cells[full.sa].unique().tolist(), key=str)
+    per_class, results = _assess_all(chosen, full, values, by, settings)
 
     # counterfeit records (phantom classes, the last ones) are no one: no row, no count
     real = ~full.structure.phantom
@@ -506,8 +475,10 @@ def compare_adversaries(
     people = _people(full)
     table = _table(per_class, people, n, values, by, model.sa)
     summary = _summary(per_class, n, thresholds)
+    points = tuple(a.column_names()[0] for a in chosen if not a.interval)
     if truth is not None:
-        _score_truth(table, summary, (full, truth, people), (per_class, results), thresholds, by)
+        data = (per_class, results, points)
+        _score_truth(table, summary, (full, truth, people), data, thresholds, by)
     return Comparison(
         table=table,
         summary=summary,
@@ -517,4 +488,5 @@ def compare_adversaries(
         thresholds=thresholds,
         people=int(n.sum()),
         has_truth=truth is not None,
+        estimates=points,
     )

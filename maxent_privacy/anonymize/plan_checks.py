@@ -3,9 +3,11 @@
 :class:`Checker` pools releases (the history and a candidate) in one
 :class:`~maxent_privacy.MaxEntModel`, adds the stated knowledge, and reads per person
 
-* the adversary's likeliest value and its probability (``"maxent"``:
-  ``result.person_posterior()``; ``"learned"``: :func:`~maxent_privacy.definetti`;
-  ``"worst"``: the certified LP upper bound of ``model.bounds(by="person")``);
+* the adversary's likeliest value and its probability, for any registered adversary
+  (:data:`~maxent_privacy.adversaries.ADVERSARY_REGISTRY`; its ``upper`` reading):
+  ``"maxent"``: ``result.person_posterior()`` of the model with the stated knowledge (the
+  planner's knowledge is the adversary's); ``"learned"``: :func:`~maxent_privacy.definetti`;
+  ``"worst"``: the certified LP upper bound of ``model.bounds(by="person")``;
 * over the possible worlds (integral assignments of values to people that every release
   and fact allow): how many values the person may hold, and a value they hold in every
   world (``certain``).
@@ -56,16 +58,21 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from .._validation import REACHES
+from ..adversaries.registry import ADVERSARY_REGISTRY, Adversary, assessment, get_adversary
 from ..errors import ReleaseError
 from ..releases.bucketized import Bucketized
 from ..releases.checks import shorten
 
-__all__ = ["ADVERSARIES", "TOL", "Checker", "Outcome", "Records", "failures", "restrict"]
+__all__ = ["TOL", "Checker", "Outcome", "Records", "failures", "planning_adversary", "restrict"]
 
-#: the adversaries a plan is checked against
-ADVERSARIES = ("maxent", "learned", "worst")
-#: a posterior within this of tau counts as reaching it (solver answers are 1e-6 accurate)
-TOL = 1e-6
+#: a posterior within this of tau counts as reaching it (the package's one tolerance)
+TOL = REACHES
+
+
+def planning_adversary(adversary) -> Adversary:
+    """The registered adversary a plan can be checked against (``plans``), by name."""
+    return get_adversary(adversary, where=lambda a: a.plans and not a.requires_truth)
 
 
 def _label(value):
@@ -298,12 +305,13 @@ class Checker:
         self,
         tau: float,
         m: int | None,
-        adversary: str,
+        adversary,
         apply_knowledge: Callable | None = None,
         time_limit: float = 60.0,
         progress: Callable | None = None,
     ):
-        self.tau, self.m, self.adversary = tau, m, adversary
+        self.tau, self.m = tau, m
+        self.adversary = planning_adversary(adversary)
         self.apply = apply_knowledge
         self.time_limit = time_limit
         self.say = progress or (lambda text: None)
@@ -312,7 +320,7 @@ class Checker:
     @property
     def incremental(self) -> bool:
         """Whether components can be re-checked alone (no facts, no learner)."""
-        return self.apply is None and self.adversary != "learned"
+        return self.apply is None and self.adversary.local
 
     def model(self, releases):
         from ..model import MaxEntModel
@@ -346,7 +354,7 @@ class Checker:
         part = releases if whole else restrict(releases, rec, keep)
         certs: list[dict] = []
         model = self.model(part)
-        self.say(f"posterior ({self.adversary}) of {int(people.sum()):,} people")
+        self.say(f"posterior ({self.adversary.name}) of {int(people.sum()):,} people")
         risk, bounds = self._posterior(model, certs, int(people.sum()))
         table = pd.DataFrame(index=pd.Index(rec.persons[people], name="person", dtype=object))
         top = risk.reindex(table.index)
@@ -363,18 +371,26 @@ class Checker:
         return Outcome(table, certs, time.perf_counter() - t0)
 
     def _posterior(self, model, certs: list, scope: int):
-        """The adversary's P(value | person) (persons x values) and, for "worst" with
-        knowledge, the exact bounds frame (reused by the worlds check)."""
-        if self.adversary == "maxent":
-            result = model.solve()
-            certs.append(_solve_certificate(result, "maxent", scope))
+        """The adversary's P(value | person) (persons x values; an interval adversary's
+        upper reading) and, for "worst" with knowledge, the exact bounds frame (reused by
+        the worlds check)."""
+        adv = self.adversary
+        if adv.name == "worst":
+            return self._worst(model, certs, scope)
+        if adv.name == "maxent" and model.facts:  # the planner's knowledge is the adversary's
+            adv = ADVERSARY_REGISTRY["knowledge"]
+        if hasattr(adv, "estimate"):  # a Result, with its certificate
+            result = adv.estimate(model)
+            label = {"knowledge": "maxent", "learned": "learned (deFinetti)"}.get(adv.name)
+            certs.append(_solve_certificate(result, label or adv.name, scope))
             return result.person_posterior(), None
-        if self.adversary == "learned":
-            from ..adversaries.definetti import definetti
+        frame = assessment(adv, model, by="person")
+        certs.append({"check": "posterior", "by": adv.name, "people": scope, "proved": False})
+        return frame["upper"].unstack(), None
 
-            result = definetti(model)
-            certs.append(_solve_certificate(result, "learned (deFinetti)", scope))
-            return result.person_posterior(), None
+    def _worst(self, model, certs: list, scope: int):
+        """The certified LP upper bound per person and value (and the exact frame with
+        knowledge: one call for both checks)."""
         exact = self.apply is not None  # one call for both checks
         frame = self._bounds(model, exact=exact)
         column = "lp_upper" if exact else "upper"

@@ -44,7 +44,8 @@ class Groups:
     choosing the neighbour a failing group merges with."""
 
     def __init__(self, work, roles, values: pd.Index, sig_of: dict, span):
-        qi, sa, group, person, counterfeits = roles
+        qi, sa, group = roles.qi, roles.sa, roles.group
+        person, counterfeits = roles.person, roles.counterfeits
         self.labels, codes = np.unique(work[group].to_numpy(), return_inverse=True)
         n, nv = len(self.labels), len(values)
         vcode = values.get_indexer(work[sa])
@@ -175,7 +176,8 @@ class Repairs:
     left to merge with, ``blocked``)."""
 
     def __init__(self, roles, values: pd.Index, common: list, history: list, span: dict):
-        self.qi, self.sa, self.group, self.person, self.counterfeits = roles
+        self.qi, self.sa, self.group = roles.qi, roles.sa, roles.group
+        self.person, self.counterfeits = roles.person, roles.counterfeits
         self.roles = roles
         self.values, self.common, self.span = values, common, span
         self.sig, self.last = signatures(history, values)
@@ -186,8 +188,8 @@ class Repairs:
         """Repair the target groups (``{(person, check): groups}``), all changes of the
         round at once; (the new working table, the rows of the repairs table, the groups
         touched)."""
-        values, sig = self.values, self.sig
-        groups = Groups(work, self.roles, values, sig, self.span)
+        values = self.values
+        groups = Groups(work, self.roles, values, self.sig, self.span)
         work = work.copy()
         by_group: dict = {}
         for key, gs in targets.items():
@@ -207,40 +209,7 @@ class Repairs:
                 continue
             keys = by_group[g]
             k = groups.index[g]
-            have = groups.has[k]
-            bag = Counter({v: int(c) for v, c in enumerate(groups.count[k]) if c})
-            missing: Counter = Counter()
-            wanted = np.zeros(len(values), dtype=bool)
-            all_history = True
-            for p, _ in keys:
-                s = sig.get(p)
-                if s is None:
-                    all_history = False
-                    continue
-                wanted[list(s)] = True
-                missing |= self.last[p] - bag  # what their last group had and this lacks
-            if not all_history or not wanted.any():
-                wanted[:] = True
-            risky = {
-                values.get_loc(info[key][0]) for key in keys if key[1] == "posterior"
-            }  # the values an adversary is too sure of
-            # which value dilutes: for an adversary too sure of some values, the other
-            # values of the members' last groups (evidence multiplies over releases: only
-            # values both groups publish count), fewest here first; then values the group
-            # lacks; then, too sure, any other value (commonest first)
-            earlier: Counter = Counter()
-            for p, _ in keys:
-                earlier |= self.last.get(p, Counter())
-            dilute = sorted(
-                (v for v in earlier if risky and v not in risky),
-                key=lambda v: (bag[v] / earlier[v], self.common.index(v)),
-            )
-            dilute += [v for v in self.common if not have[v] and v not in dilute]
-            dilute += [v for v in self.common if risky and v not in risky and v not in dilute]
-            if risky and all(p not in here for p, c in keys if c == "posterior"):
-                # people who left, too likely to hold a value: more of it here makes their
-                # old group-mates likelier to hold it, and them less
-                dilute = sorted(risky, key=self.common.index)
+            missing, wanted, risky, dilute = self._needs(groups, k, keys, info, here)
             if missing and g not in self.counterfeited:
                 add = sorted(missing.elements())
                 self.counterfeited.add(g)
@@ -265,19 +234,53 @@ class Repairs:
                 merge[other] = g
                 touched.update({g, other})
                 taken.update({g, other})
-            for p, check in keys:
-                value, number = info[(p, check)]
-                rows.append(
-                    {
-                        "round": rnd,
-                        "person": p,
-                        "check": check,
-                        "value": value,
-                        "number": float(number),
-                        "action": action,
-                        "group": g,
-                    }
-                )
+            rows += _repair_rows(rnd, keys, info, action, g)
+        return self._changed(work, merge, fakes), rows, touched
+
+    def _needs(self, groups: Groups, k: int, keys: list, info: dict, here: set):
+        """What group ``k`` (failing for ``keys``) needs: the values its members' earlier
+        groups had and it lacks (``missing``), the values a merge partner may bring
+        (``wanted``), the values an adversary is too sure of (``risky``) and the values
+        that dilute them, best first (``dilute``)."""
+        values, sig = self.values, self.sig
+        have = groups.has[k]
+        bag = Counter({v: int(c) for v, c in enumerate(groups.count[k]) if c})
+        missing: Counter = Counter()
+        wanted = np.zeros(len(values), dtype=bool)
+        all_history = True
+        for p, _ in keys:
+            s = sig.get(p)
+            if s is None:
+                all_history = False
+                continue
+            wanted[list(s)] = True
+            missing |= self.last[p] - bag  # what their last group had and this lacks
+        if not all_history or not wanted.any():
+            wanted[:] = True
+        risky = {
+            values.get_loc(info[key][0]) for key in keys if key[1] == "posterior"
+        }  # the values an adversary is too sure of
+        # which value dilutes: for an adversary too sure of some values, the other
+        # values of the members' last groups (evidence multiplies over releases: only
+        # values both groups publish count), fewest here first; then values the group
+        # lacks; then, too sure, any other value (commonest first)
+        earlier: Counter = Counter()
+        for p, _ in keys:
+            earlier |= self.last.get(p, Counter())
+        dilute = sorted(
+            (v for v in earlier if risky and v not in risky),
+            key=lambda v: (bag[v] / earlier[v], self.common.index(v)),
+        )
+        dilute += [v for v in self.common if not have[v] and v not in dilute]
+        dilute += [v for v in self.common if risky and v not in risky and v not in dilute]
+        if risky and all(p not in here for p, c in keys if c == "posterior"):
+            # people who left, too likely to hold a value: more of it here makes their
+            # old group-mates likelier to hold it, and them less
+            dilute = sorted(risky, key=self.common.index)
+        return missing, wanted, risky, dilute
+
+    def _changed(self, work: pd.DataFrame, merge: dict, fakes: list) -> pd.DataFrame:
+        """``work`` with the groups of ``merge`` relabelled and the counterfeits added."""
         if merge:
             labels = work[self.group]
             work[self.group] = labels.map(merge).fillna(labels).astype(labels.dtype)
@@ -292,7 +295,26 @@ class Repairs:
                 }
             )
             work = pd.concat([work, fake], ignore_index=True)
-        return work, rows, touched
+        return work
+
+
+def _repair_rows(rnd: int, keys: list, info: dict, action: str, g) -> list[dict]:
+    """The rows of the repairs table for group ``g``'s failures ``keys``."""
+    rows = []
+    for p, check in keys:
+        value, number = info[(p, check)]
+        rows.append(
+            {
+                "round": rnd,
+                "person": p,
+                "check": check,
+                "value": value,
+                "number": float(number),
+                "action": action,
+                "group": g,
+            }
+        )
+    return rows
 
 
 def plain(value):

@@ -62,44 +62,124 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
+from .._validation import (
+    ArgumentError,
+    check_integer,
+    check_progress,
+    check_seconds,
+    check_threshold,
+)
 from ..errors import KnowledgeError, MaxEntError, ReleaseError
 from ..releases.bucketized import Bucketized
 from ..releases.checks import shorten
 from .anatomy import anatomize
 from .history import history_guided
 from .m_invariant import check_next_table, history_releases, m_invariant
-from .plan_checks import ADVERSARIES, TOL, Checker, Records, failures
+from .plan_checks import TOL, Checker, Records, failures, planning_adversary
 from .plan_repairs import Repairs, mates, plain, renumber, spans
 from .plan_report import PlanReport
 from .utility import release_utility
 
-__all__ = ["PlanReport", "plan_release"]
+__all__ = ["PlanOptions", "PlanReport", "Roles", "plan_release"]
+
+
+# ------------------------------------------------------------------ records
+@dataclass(frozen=True)
+class Roles:
+    """The columns of a plan's working table: ``qi``, ``sa``, ``group``, ``person`` and
+    ``counterfeits`` (the flag of a counterfeit record)."""
+
+    qi: list
+    sa: str
+    group: str
+    person: str
+    counterfeits: str
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """The planner's settings beyond what it checks (:func:`plan_release`'s keyword options).
+
+    seed : seed of the candidate's random choices and of the utility's queries.
+    group, counterfeits : names of the group and counterfeit columns of the release.
+    progress : None/False (silent), True (a line per step on standard error) or a function
+        of one line of text.
+    max_rounds : rounds of repairs at most.
+    time_limit : seconds of each call of ``model.bounds`` (integer programs).
+    queries : count queries of the utility measure.
+    """
+
+    seed: object = 0
+    group: str = "group"
+    counterfeits: str = "counterfeit"
+    progress: object = None
+    max_rounds: int = 10
+    time_limit: float = 60.0
+    queries: int = 1000
+
+    @classmethod
+    def of(cls, options: dict) -> PlanOptions:
+        """The options given to :func:`plan_release` (an ``options=PlanOptions(...)`` and/or
+        its fields as keywords), checked."""
+        base = options.pop("options", None) or cls()
+        if not isinstance(base, cls):
+            raise ArgumentError(f"options must be a PlanOptions, got {type(base).__name__}")
+        names = [f.name for f in fields(cls)]
+        unknown = [k for k in options if k not in names]
+        if unknown:
+            raise ArgumentError(
+                f"plan_release() got an unexpected keyword {unknown[0]!r}; its options are "
+                f"{', '.join(names)}"
+            )
+        got = {f: options.get(f, getattr(base, f)) for f in names}
+        got["max_rounds"] = check_integer(got["max_rounds"], "max_rounds", minimum=0)
+        got["queries"] = check_integer(got["queries"], "queries", minimum=1)
+        got["time_limit"] = check_seconds(got["time_limit"], none=False, positive=True)
+        check_progress(got["progress"])
+        return cls(**got)
+
+
+@dataclass
+class Round:
+    """One round of checks: how many people and checks fail, its working table, the
+    people's answers and every certificate so far."""
+
+    people_failing: int
+    checks_failing: int
+    number: int
+    work: pd.DataFrame
+    table: pd.DataFrame
+    checks: list
+
+    def better_than(self, other: Round | None) -> bool:
+        """Fewer failing people, then fewer failed checks (the earlier round on a tie)."""
+        if other is None:
+            return True
+        mine = (self.people_failing, self.checks_failing)
+        return mine < (other.people_failing, other.checks_failing)
+
+
+@dataclass
+class RepairLog:
+    """The rounds of a plan: one row per round, the repairs made, why a failing check was
+    not repaired, and the best round."""
+
+    rounds: list = field(default_factory=list)
+    repairs: list = field(default_factory=list)
+    why: dict = field(default_factory=dict)
+    best: Round | None = None
 
 
 # ------------------------------------------------------------------ arguments
-def _check_tau(tau) -> float:
-    ok = isinstance(tau, (int, float, np.integer, np.floating)) and not isinstance(tau, bool)
-    if not ok or not math.isfinite(float(tau)) or not 0 < float(tau) <= 1:
-        raise ReleaseError(f"tau must be a number in (0, 1], got {tau!r:.40}")
-    return float(tau)
-
-
 def _check_m(m) -> int | None:
     if m is None:
         return None
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
-        raise ReleaseError(f"m must be None or an integer of at least 2, got {m!r:.40}")
-    return int(m)
-
-
-def _check_int(value, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ReleaseError(f"{name} must be an integer of at least {low}, got {value!r:.40}")
-    return int(value)
+    return check_integer(m, "m", minimum=2)
 
 
 def _history(history, qi: list, sa: str) -> list[Bucketized]:
@@ -174,15 +254,7 @@ def _knowledge(knowledge) -> Callable | None:
 
 
 def _say(progress) -> Callable[[str], None]:
-    if progress is None or progress is False:
-        return lambda text: None
-    if progress is True:
-        import sys
-
-        return lambda text: print(f"plan: {text}", file=sys.stderr, flush=True)
-    if callable(progress):
-        return progress
-    raise ReleaseError(f"progress must be None, True/False or a function, got {progress!r:.40}")
+    return check_progress(progress, "plan") or (lambda text: None)
 
 
 # ------------------------------------------------------------------ the candidate
@@ -191,9 +263,11 @@ def _smallest_l(tau: float) -> int:
     return max(2, int(math.floor(1.0 / max(tau - TOL, 1e-12))) + 1)
 
 
-def _working(release: Bucketized, qi, sa, group, person, counterfeits) -> pd.DataFrame:
+def _working(release: Bucketized, roles: Roles) -> pd.DataFrame:
     """A release as the planner's working table: the role columns under the planner's
     names, integer groups, a counterfeit column."""
+    qi, sa, group, person = roles.qi, roles.sa, roles.group, roles.person
+    counterfeits = roles.counterfeits
     frame = release.frame
     out = pd.DataFrame({c: frame[c].to_numpy() for c in qi})
     out[sa] = frame[release.sa].to_numpy()
@@ -203,13 +277,14 @@ def _working(release: Bucketized, qi, sa, group, person, counterfeits) -> pd.Dat
     return out
 
 
-def _candidate(history, frame, qi, sa, m, l, n_values, person, seed, group, counterfeits, notes):  # noqa: E741
+def _candidate(history, frame, roles: Roles, m, l, n_values: int, seed, notes):  # noqa: E741
     """(working table, words) of the starting release."""
-    roles = (qi, sa, group, person, counterfeits)
+    qi, sa, group, person = roles.qi, roles.sa, roles.group, roles.person
+    counterfeits = roles.counterfeits
 
     def invariant(earlier, k):
         return m_invariant(
-            earlier, frame, qi, sa, k, person=person, seed=seed, group=group,
+            frame, qi, sa, m=k, history=earlier, person=person, seed=seed, group=group,
             counterfeits=counterfeits,
         )  # fmt: skip
 
@@ -223,7 +298,7 @@ def _candidate(history, frame, qi, sa, m, l, n_values, person, seed, group, coun
         for k in dict.fromkeys([min(max(m, l), n_values), m]):
             try:
                 rel = invariant(history, k)
-                return _working(rel, *roles), f"m-invariant release (Xiao and Tao), m = {k}"
+                return _working(rel, roles), f"m-invariant release (Xiao and Tao), m = {k}"
             except ReleaseError as exc:
                 tried.append(f"m = {k}: {exc}")
                 error = exc
@@ -236,16 +311,18 @@ def _candidate(history, frame, qi, sa, m, l, n_values, person, seed, group, coun
         renamed = frame[[*qi, sa, person]].rename(columns={person: prev.person})
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            rel = history_guided(prev, renamed, l, seed=seed)
+            rel = history_guided(
+                renamed, list(prev.qi), prev.sa, l=l, history=prev, group=prev.group, seed=seed
+            )
         notes += [" ".join(str(w.message).split()) for w in caught]
-        return _working(rel, *roles), f"history-guided release (Wang et al.), l = {l}"
+        return _working(rel, roles), f"history-guided release (Wang et al.), l = {l}"
     try:
-        rel = anatomize(frame, qi, sa, l, seed=seed, group=group, person=person)
-        return _working(rel, *roles), f"Anatomy (Xiao and Tao), l = {l}"
+        rel = anatomize(frame, qi, sa, l=l, seed=seed, group=group, person=person)
+        return _working(rel, roles), f"Anatomy (Xiao and Tao), l = {l}"
     except ReleaseError as exc:
         notes.append(f"Anatomy refused the table ({exc}); counterfeits pad it instead")
         rel = invariant(None, l)
-        return _working(rel, *roles), f"m-unique release with counterfeits, m = {l}"
+        return _working(rel, roles), f"m-unique release with counterfeits, m = {l}"
 
 
 # ------------------------------------------------------------------ the state
@@ -253,11 +330,13 @@ class _Planner:
     """The plan's state: the working table, the checks of the pooled releases (whole, or
     the components a repair touched), the history checked alone, the repair targets."""
 
-    def __init__(self, history, frame, roles, tau, m, adversary, checker, say, notes):
-        self.history, self.frame = history, frame
-        self.qi, self.sa, self.group, self.person, self.counterfeits = roles
-        self.tau, self.m, self.adversary = tau, m, adversary
-        self.checker, self.say, self.notes = checker, say, notes
+    def __init__(self, history, frame, roles: Roles, checker: Checker, options: PlanOptions):
+        self.history, self.frame, self.roles = history, frame, roles
+        self.qi, self.sa, self.group = roles.qi, roles.sa, roles.group
+        self.person, self.counterfeits = roles.person, roles.counterfeits
+        self.tau, self.m, self.adversary = checker.tau, checker.m, checker.adversary.name
+        self.checker, self.options = checker, options
+        self.say, self.notes = checker.say, []
         self.hist_table: pd.DataFrame | None = None
         self.hist_checked: set = set()
         self.floor: str | None = None  # why no posterior can go below tau, if known
@@ -265,7 +344,10 @@ class _Planner:
         self.work: pd.DataFrame | None = None
 
     def release(self, work: pd.DataFrame) -> Bucketized:
-        return Bucketized(work, self.qi, self.sa, self.group, self.person, self.counterfeits)
+        return Bucketized(
+            work, self.qi, self.sa, group=self.group, person=self.person,
+            counterfeits=self.counterfeits,
+        )  # fmt: skip
 
     def check(self, work, scope_groups=None, rnd: int = 0, old: pd.DataFrame | None = None):
         releases = [*self.history, self.release(work)]
@@ -381,21 +463,14 @@ def plan_release(
     knowledge=None,
     adversary: str = "maxent",
     person: str | None = None,
-    seed=0,
-    group: str = "group",
-    counterfeits: str = "counterfeit",
-    progress=None,
-    *,
-    max_rounds: int = 10,
-    time_limit: float = 60.0,
-    queries: int = 1000,
+    **options,
 ) -> tuple[Bucketized, PlanReport]:
     """Choose the next release so that, pooled with ``history``, nobody is exposed.
 
     The checks, on the pooled model of ``history`` and the candidate, with ``knowledge``:
 
     (a) no person's probability of a value under ``adversary`` reaches ``tau`` (within
-        1e-6): ``"maxent"`` the maximum-entropy ``result.person_posterior()``,
+        1e-9): ``"maxent"`` the maximum-entropy ``result.person_posterior()``,
         ``"learned"`` the deFinetti adversary (:func:`~maxent_privacy.definetti`, its
         default learner), ``"worst"`` the certified LP upper bound of
         ``model.bounds(by="person")``;
@@ -418,15 +493,13 @@ def plan_release(
     knowledge : None; statements in the knowledge-file syntax (a text, or a list of
         texts or parsed Statements, see :mod:`maxent_privacy.knowledge.parser`); or a
         function of the model that adds facts to it (called on every model built).
-    adversary : "maxent", "learned" or "worst".
+    adversary : a registered adversary that plans
+        (:data:`~maxent_privacy.adversaries.ADVERSARY_REGISTRY`): "maxent" (default),
+        "learned", "worst" or one registered by the user (its ``upper`` reading is checked).
     person : the pseudonym column linking people across releases (required).
-    seed : seed of the candidate's random choices.
-    group, counterfeits : names of the group and counterfeit columns of the release.
-    progress : None/False (silent), True (a line per step on standard error) or a
-        function of one line of text.
-    max_rounds : rounds of repairs at most.
-    time_limit : seconds of each call of ``model.bounds`` (integer programs).
-    queries : count queries of the utility measure.
+    options : :class:`PlanOptions`, as ``options=PlanOptions(...)`` or its fields as
+        keywords: ``seed``, ``group``, ``counterfeits``, ``progress``, ``max_rounds``,
+        ``time_limit``, ``queries``.
 
     Returns
     -------
@@ -435,43 +508,37 @@ def plan_release(
     what was checked and changed.
     """
     t0 = time.perf_counter()
-    tau, m, qi, max_rounds, queries = _check_arguments(
-        frame, qi, sa, tau, m, adversary, person, group, counterfeits, max_rounds, queries,
-        time_limit,
-    )  # fmt: skip
-    history = _history(history, qi, sa)
+    opts = PlanOptions.of(options)
+    tau, m, roles, adversary = _check_arguments(frame, qi, sa, tau, m, adversary, person, opts)
+    history = _history(history, roles.qi, sa)
     _same_values(history, frame, sa, person)
-    apply = _knowledge(knowledge)
-    say = _say(progress)
-
-    notes: list[str] = []
+    checker = Checker(
+        tau, m, adversary, _knowledge(knowledge), time_limit=opts.time_limit,
+        progress=_say(opts.progress),
+    )  # fmt: skip
     seen = pd.concat([frame[sa], *(r.frame[r.sa] for r in history)]).unique().tolist()
     n_values = len(seen)
-    l = _smallest_l(tau)  # noqa: E741
-    reasons = _data_limits(tau, m, adversary, n_values, sa)
-    say("candidate")
-    work, words = _candidate(
-        history, frame, qi, sa, m, l, n_values, person, seed, group, counterfeits, notes
-    )
-    roles = (qi, sa, group, person, counterfeits)
-    checker = Checker(tau, m, adversary, apply, time_limit=time_limit, progress=say)
-    planner = _Planner(history, frame, roles, tau, m, adversary, checker, say, notes)
-    planner.work = work
-    if reasons and adversary != "worst":
+    reasons = _data_limits(tau, m, checker.adversary, n_values, sa)
+    checker.say("candidate")
+    notes: list[str] = []
+    work, words = _candidate(history, frame, roles, m, _smallest_l(tau), n_values, opts.seed, notes)
+    planner = _Planner(history, frame, roles, checker, opts)
+    planner.notes, planner.work = notes, work
+    if reasons and not checker.adversary.interval:
         planner.floor = f"tau is at most 1/{n_values}: below what the data allows"
-    say("utility of the candidate")
-    before = release_utility(planner.release(work), frame, queries=queries, seed=seed)
-    rounds, repairs, why, best = _repair_rounds(planner, frame, roles, history, max_rounds, say)
-    release, report = _finish(
-        planner, best, rounds, repairs, why, reasons, words, before, queries, seed, t0
-    )
-    return release, report
+    checker.say("utility of the candidate")
+    before = release_utility(planner.release(work), frame, queries=opts.queries, seed=opts.seed)
+    log = _repair_rounds(planner, frame, history)
+    return _finish(planner, log, reasons, (words, before), t0)
 
 
-def _finish(planner, best, rounds, repairs, why, reasons, words, before, queries, seed, t0):
-    """The best round's release, its groups numbered 1, 2, ..., and the PlanReport."""
-    (n_fail, _), best_round, work, table, best_checks = best
-    fails = failures(table, planner.tau, planner.m)
+def _finish(planner, log: RepairLog, reasons: list, start: tuple, t0: float):
+    """The best round's release, its groups numbered 1, 2, ..., and the PlanReport;
+    ``start``: how the candidate was made and its utility."""
+    words, before = start
+    best, rounds, repairs, why = log.best, log.rounds, log.repairs, log.why
+    n_fail, best_round, work = best.people_failing, best.number, best.work
+    fails = failures(best.table, planner.tau, planner.m)
     if n_fail and best_round < len(rounds) - 1:
         planner.notes.append(
             f"round {best_round} had the fewest failing people ({n_fail}, then failed checks); "
@@ -481,7 +548,8 @@ def _finish(planner, best, rounds, repairs, why, reasons, words, before, queries
     work, mapping = renumber(work, planner.group, planner.counterfeits)
     release = planner.release(work)
     planner.say("utility of the release")
-    after = release_utility(release, planner.frame, queries=queries, seed=seed)
+    opts = planner.options
+    after = release_utility(release, planner.frame, queries=opts.queries, seed=opts.seed)
     repairs_frame = pd.DataFrame(
         repairs, columns=["round", "person", "check", "value", "number", "action", "group"]
     )
@@ -499,7 +567,7 @@ def _finish(planner, best, rounds, repairs, why, reasons, words, before, queries
         tau=planner.tau,
         m=planner.m,
         candidate=words,
-        checks=pd.DataFrame(best_checks),
+        checks=pd.DataFrame(best.checks),
         repairs=repairs_frame,
         failing=failing.reset_index(drop=True),
         utility_before=before,
@@ -512,27 +580,20 @@ def _finish(planner, best, rounds, repairs, why, reasons, words, before, queries
     return release, report
 
 
-def _check_arguments(
-    frame, qi, sa, tau, m, adversary, person, group, counterfeits, max_rounds, queries, time_limit
-):
-    """The arguments of :func:`plan_release` checked: (tau, m, qi, max_rounds, queries)."""
-    tau = _check_tau(tau)
+def _check_arguments(frame, qi, sa, tau, m, adversary, person, opts: PlanOptions):
+    """The arguments of :func:`plan_release` checked: (tau, m, roles, adversary name)."""
+    tau = check_threshold(tau, "tau")
     m = _check_m(m)
-    if adversary not in ADVERSARIES:
-        raise ReleaseError(f"adversary must be one of {list(ADVERSARIES)}, got {adversary!r:.40}")
-    qi = check_next_table(frame, qi, sa, group, person, counterfeits, "plan_release")
-    max_rounds = _check_int(max_rounds, "max_rounds", 0)
-    queries = _check_int(queries, "queries", 1)
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0:
-        raise ReleaseError(f"time_limit must be a number of seconds > 0, got {time_limit!r:.40}")
-    return tau, m, qi, max_rounds, queries
+    adversary = planning_adversary(adversary).name
+    qi = check_next_table(frame, qi, sa, opts.group, person, opts.counterfeits, "plan_release")
+    return tau, m, Roles(qi, sa, opts.group, person, opts.counterfeits), adversary
 
 
 def _data_limits(tau, m, adversary, n_values: int, sa) -> list[str]:
     """Why no release can pass with so few sensitive values (empty: nothing stops it); an
     ``m`` above their number is an error."""
     reasons = []
-    if adversary != "worst" and tau <= 1.0 / n_values + TOL:
+    if not adversary.interval and tau <= 1.0 / n_values + TOL:
         reasons.append(
             f"tau = {tau:g} is at most 1/{n_values}: with {n_values} distinct sensitive "
             f"values every person's likeliest value has probability 1/{n_values} or more"
@@ -547,27 +608,26 @@ def _data_limits(tau, m, adversary, n_values: int, sa) -> list[str]:
     return reasons
 
 
-def _repair_rounds(planner, frame, roles, history, max_rounds: int, say):
-    """Check the candidate, then repair the failing people round after round:
-    (rounds, repairs, why, best), ``best`` = ((people failing, checks failing), round,
-    working table, checks table, certificates) of the round with the fewest failures."""
-    qi, sa = roles[0], roles[1]
+def _repair_rounds(planner, frame, history) -> RepairLog:
+    """Check the candidate, then repair the failing people round after round; the log
+    keeps the round with the fewest failures."""
+    roles, say = planner.roles, planner.say
     tau, m = planner.tau, planner.m
     say("round 0: checking the candidate")
     t_round = time.perf_counter()
     table, certs, rec, n_checked = planner.check(planner.work, rnd=0)
     values = rec.values
-    counts = frame[sa].value_counts(sort=False)
+    counts = frame[roles.sa].value_counts(sort=False)
     common = sorted(
         range(len(values)), key=lambda v: (-int(counts.get(values[v], 0)), str(values[v]))
     )
-    repairs_of = Repairs(roles, values, common, history, spans(frame, qi))
+    repairs_of = Repairs(roles, values, common, history, spans(frame, roles.qi))
     all_checks = list(certs)
-    rounds, repairs, why, best = [], [], {}, None
-    for rnd in range(max_rounds + 1):
+    log = RepairLog()
+    for rnd in range(planner.options.max_rounds + 1):
         fails = failures(table, tau, m)
         n_fail = fails["person"].nunique()
-        rounds.append(
+        log.rounds.append(
             {
                 "round": rnd,
                 "people_failing": int(n_fail),
@@ -576,12 +636,14 @@ def _repair_rounds(planner, frame, roles, history, max_rounds: int, say):
                 "seconds": time.perf_counter() - t_round,
             }
         )
-        if best is None or (n_fail, len(fails)) < best[0]:
-            best = ((n_fail, len(fails)), rnd, planner.work.copy(), table, list(all_checks))
-        if n_fail == 0 or rnd == max_rounds:
+        now = Round(int(n_fail), len(fails), rnd, planner.work, table, list(all_checks))
+        if now.better_than(log.best):
+            now.work = planner.work.copy()
+            log.best = now
+        if n_fail == 0 or rnd == planner.options.max_rounds:
             break
         targets, why_now = planner.targets(fails, repairs_of.blocked)
-        why.update(why_now)
+        log.why.update(why_now)
         if not targets:
             break
         say(f"round {rnd + 1}: repairing {len(targets):,} failed checks")
@@ -589,10 +651,10 @@ def _repair_rounds(planner, frame, roles, history, max_rounds: int, say):
         planner.work, rows, touched = repairs_of.apply(planner.work, rnd + 1, fails, targets)
         if not touched:
             break
-        repairs += rows
+        log.repairs += rows
         table, certs, _, n_checked = planner.check(planner.work, touched, rnd + 1, old=table)
         all_checks += certs
-    return rounds, repairs, why, best
+    return log
 
 
 def _failing_words(failing: pd.DataFrame) -> str:

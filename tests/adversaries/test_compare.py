@@ -156,7 +156,7 @@ def test_generalized_release_with_population_inside_the_bounds():
     model = MaxEntModel(release, populations=[people[qi]])
     scale = compare_adversaries(model, truth=people, max_iter=5)
     table = scale.table
-    quick = compare_adversaries(model, truth=people, max_iter=5, bounds=False)
+    quick = compare_adversaries(model, truth=people, max_iter=5, bounds="none")
     assert list(quick.summary.index) == ["maxent", "learned"]
     pd.testing.assert_frame_equal(quick.summary, scale.summary.loc[["maxent", "learned"]])
     assert table.index.get_level_values("person").nunique() == len(people)
@@ -207,11 +207,20 @@ def test_plot_and_labels_from_data():
 
 
 def test_arguments():
+    from maxent_privacy._validation import ArgumentError
+
     model = tiny()
     with pytest.raises(ValueError, match="by"):
         compare_adversaries(model, by="group")
-    with pytest.raises(ValueError, match="exact=True needs bounds"):
-        compare_adversaries(model, exact=True, bounds=False)
+    with pytest.raises(ValueError, match="exact=True needs the bounds"):
+        compare_adversaries(model, exact=True, bounds="none")
+    with pytest.warns(DeprecationWarning, match="bounds=True/False"):
+        old = compare_adversaries(model, bounds=False)
+    assert list(old.summary.index) == ["maxent", "learned"]
+    with pytest.raises(ArgumentError, match="bounds must be 'auto', 'all' or 'none'"):
+        compare_adversaries(model, bounds="some")
+    with pytest.raises(ArgumentError, match="adversaries must be"):
+        compare_adversaries(model, adversaries=["oracle"])
     with pytest.raises(ValueError, match="threshold"):
         compare_adversaries(model, threshold=(0.5, 1.5))
     with pytest.raises(ReleaseError, match="column 's'"):

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from maxent_privacy import Bucketized, MaxEntModel, definetti
+from maxent_privacy._validation import ArgumentError
 from maxent_privacy.anonymize import (
     PlanReport,
     count_query_error,
@@ -290,27 +291,31 @@ T1 = table([1, 2, 3, 4], [20, 30, 40, 50], ["flu", "hiv", "cold", "flu"])
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
-        ({"tau": 0}, ReleaseError, r"tau must be a number in \(0, 1\], got 0"),
-        ({"tau": 1.5}, ReleaseError, "tau must be"),
-        ({"tau": "0.5"}, ReleaseError, "tau must be"),
-        ({"tau": float("nan")}, ReleaseError, "tau must be"),
-        ({"m": 1}, ReleaseError, "m must be None or an integer of at least 2, got 1"),
-        ({"m": 2.0}, ReleaseError, "m must be"),
+        ({"tau": 0}, ArgumentError, r"tau must be a number in \(0, 1\], got 0"),
+        ({"tau": 1.5}, ArgumentError, "tau must be"),
+        ({"tau": "0.5"}, ArgumentError, "tau must be"),
+        ({"tau": float("nan")}, ArgumentError, "tau must be"),
+        ({"m": 1}, ArgumentError, "m must be a whole number >= 2, got 1"),
+        ({"m": 2.5}, ArgumentError, "m must be"),
         ({"m": 4}, ReleaseError, "m=4 exceeds the 3 distinct sensitive values of column 'd'"),
-        ({"adversary": "bayes"}, ReleaseError, "adversary must be one of"),
+        ({"adversary": "bayes"}, ArgumentError, "adversary must be 'maxent', 'knowledge'"),
         ({"person": None}, ReleaseError, "plan_release needs person="),
         ({"person": "pid"}, ReleaseError, "person column 'pid' is not in the table"),
         ({"counterfeits": "age"}, ReleaseError, "counterfeits column name 'age' is already"),
         ({"group": "d"}, ReleaseError, "group column name 'd' is already used"),
-        ({"max_rounds": -1}, ReleaseError, "max_rounds must be an integer of at least 0"),
-        ({"queries": 0}, ReleaseError, "queries must be an integer of at least 1"),
-        ({"time_limit": 0}, ReleaseError, "time_limit must be a number of seconds"),
-        ({"progress": "yes"}, ReleaseError, "progress must be None"),
+        ({"max_rounds": -1}, ArgumentError, "max_rounds must be a whole number >= 0"),
+        ({"queries": 0}, ArgumentError, "queries must be a whole number >= 1"),
+        ({"time_limit": 0}, ArgumentError, "time_limit must be a finite number of seconds > 0"),
+        ({"progress": "yes"}, ArgumentError, "progress must be None"),
         ({"knowledge": 3}, KnowledgeError, "knowledge must be None"),
         ({"knowledge": [3]}, KnowledgeError, "knowledge item 1 is a int"),
         ({"knowledge": ["P(d = "]}, KnowledgeFileError, r"knowledge\[1\]:1:6: expected a value"),
         ({"history": "r1.csv"}, ReleaseError, "history must be a list"),
         ({"history": [T1]}, ReleaseError, "release 1 of the history is a DataFrame"),
+        ({"time_limit": float("nan")}, ArgumentError, "time_limit must be a finite number"),
+        ({"tau": float("inf")}, ArgumentError, "tau must be"),
+        ({"colour": "red"}, ArgumentError, "unexpected keyword 'colour'"),
+        ({"adversary": "worlds"}, ArgumentError, "adversary must be"),
     ],
 )
 def test_argument_errors_are_one_line(kwargs, error, match):
