@@ -9,6 +9,7 @@ import pytest
 from paper_models import two_box_model
 
 from maxent_privacy import Bucketized, MaxEntModel
+from maxent_privacy._validation import ArgumentError
 from maxent_privacy.adversaries.definetti import definetti
 from maxent_privacy.adversaries.learners import naive_bayes
 from maxent_privacy.errors import KnowledgeError
@@ -213,18 +214,35 @@ def test_generalized_release_with_population():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"max_iter": 0}, r"max_iter=0 must be an integer >= 1"),
-        ({"max_iter": 2.5}, r"max_iter=2.5 must be an integer"),
-        ({"tol": -1}, r"tol=-1 must be a finite number > 0"),
-        ({"tol": float("nan")}, r"tol=nan"),
-        ({"learner": "svm"}, r"learner='svm' is not one of"),
+        ({"max_iter": 0}, r"^max_iter must be a whole number >= 1, got 0$"),
+        ({"max_iter": 2.5}, r"^max_iter must be a whole number >= 1, got 2.5$"),
+        ({"max_iter": True}, r"^max_iter must be a whole number >= 1, got True$"),
+        ({"tol": -1}, r"^tol must be a finite number > 0, got -1$"),
+        ({"tol": float("nan")}, r"^tol must be a finite number, got nan$"),
+        ({"seed": -1}, r"^seed must be a whole number >= 0"),
+        ({"progress": "yes"}, r"^progress must be None, True/False or a function, got 'yes'$"),
+        ({"learner": "svm"}, r"^learner must be 'logistic_regression' or 'naive_bayes' or a "),
     ],
 )
 def test_bad_arguments_are_refused(kwargs, message):
     frame = planted(30, seed=4)
     model = MaxEntModel(Bucketized(frame, qi=["a"], sa="s", group="g"))
-    with pytest.raises(KnowledgeError, match=message):
+    with pytest.raises(ArgumentError, match=message):
         definetti(model, **kwargs)
+
+
+def test_progress_is_one_line_per_round_to_stderr_or_a_function(capsys):
+    frame = planted(60, seed=4)
+    model = MaxEntModel(Bucketized(frame, qi=["a"], sa="s", group="g"))
+    lines: list[str] = []
+    learned = definetti(model, max_iter=3, progress=lines.append)
+    assert len(lines) == len(learned.history) > 0
+    assert all(line.startswith("deFinetti ") and "\n" not in line for line in lines)
+    definetti(model, max_iter=3, progress=True)
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == lines
+    definetti(model, max_iter=3)
+    assert capsys.readouterr() == ("", "")
 
 
 def test_logistic_regression_without_scikit_learn_names_the_extra(monkeypatch):
