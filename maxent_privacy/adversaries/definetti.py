@@ -44,7 +44,8 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 
-from ..errors import InfeasibleKnowledge, KnowledgeError, SolverFailed
+from .._validation import ArgumentError, check_integer, check_number, check_progress, check_seed
+from ..errors import InfeasibleKnowledge, SolverFailed
 from .learners import (
     LEARNERS,
     Entries,
@@ -65,11 +66,12 @@ __all__ = ["definetti"]
 OBJECTIVE_SLACK = 1.0
 
 
-def _arguments(max_iter, tol) -> None:
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise KnowledgeError(f"max_iter={max_iter!r} must be an integer >= 1")
-    if not isinstance(tol, (int, float)) or not np.isfinite(tol) or tol <= 0:
-        raise KnowledgeError(f"tol={tol!r} must be a finite number > 0")
+def _arguments(max_iter, tol, seed) -> tuple[int, float]:
+    max_iter = check_integer(max_iter, "max_iter", minimum=1)
+    if check_number(tol, "tol") <= 0:
+        raise ArgumentError(f"tol must be a finite number > 0, got {tol!r}")
+    check_seed(seed)
+    return max_iter, float(tol)
 
 
 def _step_length(r, v) -> float:
@@ -169,9 +171,9 @@ class _Rounds:
             {"iteration": len(self.rows) + 1, "log_likelihood": loglik, "change": change,
              "seconds": time.perf_counter() - t}
         )  # fmt: skip
-        if self.progress:
+        if self.progress is not None:
             n = len(self.rows)
-            print(f"deFinetti {n:3d}: log-likelihood {loglik:.6f}  change {change:.2e}")
+            self.progress(f"deFinetti {n:3d}: log-likelihood {loglik:.6f}  change {change:.2e}")
         return new, change
 
 
@@ -243,7 +245,7 @@ def definetti(
     tol: float = 1e-6,
     seed: int = 0,
     solver: str | None = None,
-    progress: bool = False,
+    progress=None,
 ):
     """The learned adversary's estimate: a :class:`~maxent_privacy.results.Result`.
 
@@ -257,7 +259,8 @@ def definetti(
         posterior moves more than ``tol``.
     seed : the learner's seed (logistic regression).
     solver : the solver of every projection (default: ``model.solve``'s choice).
-    progress : print one line per iteration.
+    progress : None or False (quiet, the default), True (one line per iteration on
+        stderr) or a function called with each line.
 
     Returns
     -------
@@ -273,7 +276,8 @@ def definetti(
         learner's fits and predictions; ``rounds_other_seconds``: the rest of the rounds;
         ``final_seconds``: the last certified solve).
     """
-    _arguments(max_iter, tol)
+    max_iter, tol = _arguments(max_iter, tol, seed)
+    progress = check_progress(progress)
     _learner(learner)  # a bad name fails before the first solve
     t0 = time.perf_counter()
     result = model.solve(solver=solver)

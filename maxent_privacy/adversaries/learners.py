@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._validation import ArgumentError, listed, shown
 from ..errors import KnowledgeError
 
 __all__ = [
@@ -220,9 +221,9 @@ def learner(name):
     """The learner called ``name`` (or a callable ``f(qi, counts) -> probabilities``)."""
     if callable(name):
         return name
-    if name not in LEARNERS:
-        raise KnowledgeError(
-            f"learner={name!r} is not one of {sorted(LEARNERS)} (or a callable "
-            "f(qi_frame, counts) returning P(s | QI) per class)"
+    if not isinstance(name, str) or name not in LEARNERS:
+        raise ArgumentError(
+            f"learner must be {listed(sorted(LEARNERS))} or a function f(qi_frame, counts) "
+            f"returning P(s | QI) per class, got {shown(name)}"
         )
     return LEARNERS[name]
