@@ -132,7 +132,7 @@ class Comparison:
         often each guesses right. Returns the axes (matplotlib)."""
         import matplotlib.pyplot as plt
 
-        from ..report.safety import PLAIN, plain_label
+        from ..safety import PLAIN, plain_label
 
         panels = 2 if self.has_truth else 1
         if axes is None:

@@ -19,16 +19,17 @@ adversary of the releases gives them the same numbers.
 A toy adversary, 0.5 for everyone and every value, in a few lines:
 
 >>> import pandas as pd
->>> from maxent_privacy import MaxEntModel, datasets
+>>> from maxent_privacy import Bucketized, MaxEntModel, datasets
 >>> from maxent_privacy.adversaries import Adversary, register, rows, unregister
 >>> class Half(Adversary):
 ...     name, description = "half", "0.5 for every person and value"
 ...     def assess(self, model, by="person", **options):
 ...         return pd.DataFrame({"lower": 0.5, "upper": 0.5}, index=rows(model, by))
 >>> _ = register(Half())
->>> model = MaxEntModel(datasets.wang2008_figure1()[0])
->>> float(assessment("half", model).loc[("Alice", "flu"), "upper"])
-0.5
+>>> model = MaxEntModel(Bucketized(datasets.du2008_figure1(), qi=["gender", "degree"],
+...                                sa="disease", group="bucket"))
+>>> assessment("half", model, by="class")["upper"].unique().tolist()
+[0.5]
 >>> unregister("half")
 
 Nothing heavy is imported here (the command line's ``--help`` lists the registry's names).
@@ -44,7 +45,9 @@ __all__ = [
     "assessment",
     "check_assessment",
     "get_adversary",
+    "plannable",
     "register",
+    "reportable",
     "rows",
     "unregister",
 ]
@@ -227,6 +230,17 @@ def get_adversary(adversary, where=None, what: str = "adversary") -> Adversary:
     return found
 
 
+def plannable(adversary: Adversary) -> bool:
+    """Whether the release planner can check a release against ``adversary``."""
+    return adversary.plans and not adversary.requires_truth
+
+
+def reportable(adversary: Adversary) -> bool:
+    """Whether the report's scale of adversaries can show ``adversary`` (a count of people
+    at risk from its ``upper`` reading, without the original table)."""
+    return not adversary.requires_truth and adversary.tier != "exact"
+
+
 # ------------------------------------------------------------------ the rows
 def class_of(model):
     """Person (id; a release without ids: a record's row label) -> record class, a Series
@@ -309,7 +323,7 @@ def check_assessment(adversary: Adversary, frame, model, by: str):
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise AdversaryError(
-            f"{who} returned lower={lo[i]!r}, upper={hi[i]!r} for {want[i]!r}; each must be "
+            f"{who} returned lower={float(lo[i])}, upper={float(hi[i])} for {want[i]!r}; each must be "
             "a probability in [0, 1] with lower <= upper"
         )
     out = pd.DataFrame({"lower": np.clip(lo, 0, 1), "upper": np.clip(hi, 0, 1)}, index=want)

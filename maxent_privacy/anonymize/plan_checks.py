@@ -59,7 +59,13 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .._validation import REACHES
-from ..adversaries.registry import ADVERSARY_REGISTRY, Adversary, assessment, get_adversary
+from ..adversaries.registry import (
+    ADVERSARY_REGISTRY,
+    Adversary,
+    assessment,
+    get_adversary,
+    plannable,
+)
 from ..errors import ReleaseError
 from ..releases.bucketized import Bucketized
 from ..releases.checks import shorten
@@ -72,7 +78,7 @@ TOL = REACHES
 
 def planning_adversary(adversary) -> Adversary:
     """The registered adversary a plan can be checked against (``plans``), by name."""
-    return get_adversary(adversary, where=lambda a: a.plans and not a.requires_truth)
+    return get_adversary(adversary, where=plannable)
 
 
 def _label(value):

@@ -27,6 +27,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..adversaries.registry import adversary_names, plannable
 from .argtypes import probability, seconds, whole
 
 __all__ = ["EXIT_NOT_PASSED", "PLAN_STEPS", "add_plan_parser", "plan", "render_plan"]
@@ -101,10 +102,10 @@ def add_plan_parser(sub, epilog: str, formatter) -> None:
     p.add_argument("--knowledge", metavar="FILE", help="knowledge file (see maxent_privacy.parser)")
     p.add_argument(
         "--adversary",
-        choices=["maxent", "learned", "worst"],
+        choices=adversary_names(where=plannable),
         default="maxent",
-        help="whose probability is checked: maxent (default), learned (deFinetti) or worst "
-        "(the certified LP upper bound)",
+        help="whose probability is checked, an adversary of the registry: maxent (default), "
+        "learned (deFinetti), worst (the certified LP upper bound), ...",
     )
     p.add_argument("--out", required=True, metavar="FILE", help="the release to publish (.csv)")
     p.add_argument("--report", metavar="FILE", help="the plan as an HTML page (.html)")

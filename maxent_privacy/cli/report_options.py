@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..adversaries.registry import adversary_names, reportable
+
 __all__ = ["add_report_options"]
 
 
@@ -29,11 +31,12 @@ def add_report_options(rp: argparse.ArgumentParser) -> None:
     )
     rp.add_argument(
         "--adversary",
-        choices=["maxent", "learned"],
+        choices=adversary_names(where=reportable),
         default="maxent",
-        help="maxent (default): the maximum-entropy estimate; learned: also a scale of "
-        "adversaries on the page, how many people maximum entropy, the learned deFinetti "
-        "adversary (Kifer 2009) and the worst case each put at risk",
+        help="maxent (default): the maximum-entropy estimate; another adversary of the "
+        "registry (learned: Kifer's deFinetti adversary, 2009): also a scale of adversaries "
+        "on the page, how many people maximum entropy, that adversary and the worst case "
+        "each put at risk",
     )
     rp.add_argument(
         "--progress",
