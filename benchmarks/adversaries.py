@@ -41,7 +41,6 @@ Options: ``--out DIR`` (default ``benchmarks/results``), ``--max-iter N``, ``--s
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -49,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import machine_info
+from _common import argument_parser, machine_info, md_row
 
 from maxent_privacy import Bucketized, MaxEntModel, anonymize, datasets
 from maxent_privacy.adversaries.definetti import definetti
@@ -194,7 +193,7 @@ def fmt_parts(row: dict) -> str:
     own = (row["parts"]["start"] + row["parts"]["projection"] + row["parts"]["learner"]) / base
     cells = [row["instance"], f"{base * 1e3:.0f}", str(row["iterations"])]
     cells += [f"{v:.1f}" for v in parts] + [f"{row['definetti s'] / base:.1f}", f"{own:.1f}"]
-    return "| " + " | ".join(cells) + " |"
+    return md_row(cells)
 
 
 PARTS_HEADER = (
@@ -230,7 +229,7 @@ def fmt(row: dict) -> str:
             f"{row['last change']:.1e}",
             f"{row['certificate']:.1e}",
         ]
-    return "| " + " | ".join(cells) + " |"
+    return md_row(cells)
 
 
 HEADER = (
@@ -241,8 +240,7 @@ HEADER = (
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
+    parser = argument_parser(__doc__, quick="")
     parser.add_argument("--full", action="store_true", help="add full Adult (45,222)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--max-iter", type=int, default=100)

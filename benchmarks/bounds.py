@@ -56,7 +56,6 @@ solves first and times ``result.bounds(...)``, which starts from the estimate. T
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -65,7 +64,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from _common import machine_info
+from _common import argument_parser, machine_info, md_row
 from scipy.optimize import linprog
 
 from maxent_privacy import MaxEntModel, anonymize, datasets
@@ -124,11 +123,11 @@ def wang_instances(quick: bool):
         def make(l=l, strategy=strategy, exempt=exempt):  # noqa: E741
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r1 = rebucketize(d1, qi, sa, l, person="pid", seed=1, nonsensitive=exempt)
+                r1 = rebucketize(d1, qi, sa, l=l, person="pid", seed=1, nonsensitive=exempt)
                 if strategy == "independent":
-                    r2 = rebucketize(d2, qi, sa, l, person="pid", seed=2, nonsensitive=exempt)
+                    r2 = rebucketize(d2, qi, sa, l=l, person="pid", seed=2, nonsensitive=exempt)
                 else:
-                    r2 = history_guided(r1, d2, l, seed=2, nonsensitive=exempt)
+                    r2 = history_guided(d2, qi, sa, l=l, history=r1, seed=2, nonsensitive=exempt)
             return MaxEntModel([r1, r2])
 
         name = f"Wang 2 x {n:,}, l = {l}, {strategy}"
@@ -334,7 +333,7 @@ def fmt(row: dict) -> str:
         str(row["relaxation gap"]),
         str(row["undecided"]),
     ]
-    return "| " + " | ".join(cells) + " |"
+    return md_row(cells)
 
 
 HEADER = (
@@ -346,9 +345,7 @@ HEADER = (
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser = argument_parser(__doc__, quick="", out=DEFAULT_OUT)
     parser.add_argument("--spot", type=int, default=8)
     parser.add_argument(
         "--generalized",

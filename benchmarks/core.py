@@ -43,7 +43,6 @@ printed (progress goes to stderr).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -57,7 +56,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import jsonable, machine_info
+from _common import (
+    argument_parser,
+    certificate,
+    jsonable,
+    machine_info,
+    machine_lines,
+    md_row,
+    short,
+)
 
 import maxent_privacy
 from maxent_privacy import Bucketized, MaxEntModel, anonymize, datasets, metrics
@@ -144,11 +151,6 @@ def build_model(release: Bucketized, facts: list[dict]) -> tuple[MaxEntModel, di
 
 
 # ---------------------------------------------------------------------- one solve
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _label(solver: str, options: dict) -> str:
     extra = ", ".join(
         f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in options.items()
@@ -181,23 +183,15 @@ def solve_once(
         else:
             out["solve_wall"] = time.perf_counter() - t0
             out["solve_cpu"] = time.process_time() - c0
-    out["warnings"] = sorted({f"{w.category.__name__}: {_short(w.message, 300)}" for w in caught})
+    out["warnings"] = sorted({f"{w.category.__name__}: {short(w.message, 300)}" for w in caught})
     if result is None:
         return out
     stats = {k: v for k, v in result.solver_stats.items() if k != "options"}
     stats["options"] = {k: v for k, v in result.solver_stats.get("options", {}).items()}
-    cert = result.certificate
     out.update(
         status=result.status,
         stats=stats,
-        certificate={
-            "primal_residual": cert.primal_residual,
-            "data_residual": cert.data_residual,
-            "knowledge_residual": cert.knowledge_residual,
-            "entropy": cert.entropy,
-            "dual_bound": cert.dual_bound,
-            "gap": cert.gap,
-        },
+        certificate=certificate(result),
         posterior=result.posterior(),
     )
     t1 = time.perf_counter()
@@ -321,7 +315,7 @@ def run_instance(name: str, frame, release, facts, solvers, timeout, log) -> dic
         )
         log(
             f"[{name}] {row['label']} decompose={decompose}: {row['solve_wall']:.2f} s; "
-            f"{_short(what, 200)}"
+            f"{short(what, 200)}"
         )
 
     def find(key):
@@ -385,13 +379,13 @@ def markdown_table(instances: list[dict]) -> str:
         "est. acc.",
         "max |Δpost|",
     ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [md_row(head), "|" + "---|" * len(head)]
     notes = []
     for inst in instances:
         for r in inst["runs"]:
             lead = [inst["name"], r["label"], str(r["decompose"]), _num(r["build_time"], ".2f")]
             if "status" not in r:
-                what = r.get("skipped") or _short(r.get("error", "?"), 120)
+                what = r.get("skipped") or short(r.get("error", "?"), 120)
                 cells = lead + [_num(r["solve_wall"], ".2f"), _num(r.get("solve_cpu"), ".2f")]
                 cells += ["–", "–", what] + ["–"] * 10
             else:
@@ -413,7 +407,7 @@ def markdown_table(instances: list[dict]) -> str:
                     _num(r["estimation_accuracy"], ".6f"),
                     _num(r.get("max_dpost"), ".1e"),
                 ]
-            lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+            lines.append(md_row(cells))
             for w in r.get("warnings", []):
                 notes.append(f"* {inst['name']} {r['label']} decompose={r['decompose']}: {w}")
     text = "\n".join(lines)
@@ -425,7 +419,6 @@ def markdown_table(instances: list[dict]) -> str:
 def markdown_report(
     info: dict, config: dict, instances: list[dict], table: str, total: float
 ) -> str:
-    v = info["versions"]
     out = [
         "# Core benchmark: Privacy-MaxEnt on UCI Adult",
         "",
@@ -435,14 +428,7 @@ def markdown_report(
         "",
         "## Machine",
         "",
-        f"* date: {info['date']}",
-        f"* platform: {info['platform']} ({info['machine']})",
-        f"* nproc: {info['nproc']} (cpu_count {info['cpu_count']})",
-        f"* python {info['python']}; cvxpy {v['cvxpy']}, clarabel {v['clarabel']}, "
-        f"ecos {v['ecos']}, scs {v['scs']}; numpy {v['numpy']}, scipy {v['scipy']}, "
-        f"pandas {v['pandas']}; maxent_privacy {v['maxent_privacy']} (sources sha256 "
-        f"{info['maxent_privacy_sources']['sha256']}, newest file "
-        f"{info['maxent_privacy_sources']['newest_mtime']})",
+        *machine_lines(info),
         f"* load average (1, 5, 15 min) at start "
         f"{', '.join(f'{x:.2f}' for x in info['loadavg_at_start'])}, at end "
         f"{', '.join(f'{x:.2f}' for x in info.get('loadavg_at_end', []))}",
@@ -492,8 +478,7 @@ def markdown_report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: 2,000 records and K=20")
+    parser = argument_parser(__doc__, quick="smoke run: 2,000 records and K=20")
     parser.add_argument(
         "--timeout",
         type=float,

@@ -33,7 +33,6 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
@@ -54,7 +53,11 @@ HERE = Path(__file__).resolve().parent
 _spec = importlib.util.spec_from_file_location("_common", HERE / "_common.py")
 _common = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_common)
-jsonable, machine_info = _common.jsonable, _common.machine_info
+argument_parser, jsonable, machine_info = (
+    _common.argument_parser,
+    _common.jsonable,
+    _common.machine_info,
+)
 
 from maxent_privacy.distributed.synthetic import QI, SA, write_synthetic  # noqa: E402
 from maxent_privacy.files import write_together  # noqa: E402
@@ -234,7 +237,7 @@ def table(rows: list[dict]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argument_parser(__doc__)
     ap.add_argument("--sizes", nargs="+", type=float, default=[1e6, 3e6], help="people")
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--memory", default="3GB", help="memory limit per worker")

@@ -41,7 +41,6 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import os
 import pickle
 import sys
@@ -53,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info  # noqa: E402
+from _common import argument_parser, machine_info  # noqa: E402
 from solvers import prepare  # noqa: E402  (the du-adult-K instances)
 
 from maxent_privacy import Bucketized, MaxEntModel, anonymize, datasets  # noqa: E402
@@ -212,8 +211,7 @@ def table(rows: list[dict]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small instances, one run each")
+    ap = argument_parser(__doc__, quick="small instances, one run each")
     ap.add_argument("--repeat", type=int, default=3, help="runs per solve (minimum kept)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)

@@ -29,7 +29,6 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import os
 import pstats
@@ -41,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info  # noqa: E402
+from _common import argument_parser, machine_info  # noqa: E402
 from solvers import prepare  # noqa: E402  (the du-adult-1000 instance, as benchmarked there)
 
 from maxent_privacy import MaxEntModel, anonymize, datasets  # noqa: E402
@@ -249,8 +248,7 @@ def profile(which: str) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
+    parser = argument_parser(__doc__, quick="")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--profile", choices=["a", "b"], default=None)

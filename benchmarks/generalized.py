@@ -20,7 +20,6 @@ largest difference of their posteriors is reported::
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -31,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info  # noqa: E402
+from _common import argument_parser, machine_info, md_table  # noqa: E402
 
 from maxent_privacy import (  # noqa: E402
     Generalized,  # noqa: E402
@@ -162,17 +161,14 @@ def _fmt(v) -> str:
 
 def table(rows: list[dict]) -> str:
     cols = list(rows[0])
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(_fmt(r[c]) for c in cols) + " |" for r in rows]
-    return "\n".join(out)
+    return md_table(cols, ([_fmt(r[c]) for c in cols] for r in rows))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="2,000 and 300 people, one repeat")
+def main(argv=None) -> int:
+    parser = argument_parser(__doc__, quick="2,000 and 300 people, one repeat")
     parser.add_argument("--cap", type=float, default=600.0, help="Clarabel's time limit, s")
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     cases = [(2_000, 0.002), (300, 0.02)]  # the size first, then smaller ones
     if not args.quick:
         cases[:0] = [(10_000, 0.01), (10_000, 0.002)]
@@ -221,7 +217,8 @@ def main() -> None:
     if not args.quick:
         write_text(OUT, text)
     print(text)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -39,7 +39,6 @@ Options: ``--out DIR`` (default ``benchmarks/results``). The full run writes
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -50,7 +49,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import jsonable, machine_info
+from _common import (
+    argument_parser,
+    certificate,
+    jsonable,
+    machine_info,
+    machine_lines,
+    md_row,
+    short,
+)
 
 from maxent_privacy import MaxEntModel, anonymize, datasets, metrics
 from maxent_privacy.files import save_figure, write_text
@@ -71,11 +78,6 @@ QUICK = {"n": 2_000, "ks": [0, 20, 40], "ts": [1, 2], "fig6_k": (10, 10)}
 
 
 # ------------------------------------------------------------------------ helpers
-def _short(text, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def split(curve: str, k: int) -> tuple[int, int]:
     """(K+, K-) of a Figure 5 curve at K."""
     if curve == "K+":
@@ -105,7 +107,7 @@ def _solve(model: MaxEntModel, solver: str | None) -> tuple[object, float, list[
             result = model.solve() if solver is None else model.solve(solver=solver)
         finally:
             wall = time.perf_counter() - t0
-            notes = sorted({f"{w.category.__name__}: {_short(w.message, 300)}" for w in caught})
+            notes = sorted({f"{w.category.__name__}: {short(w.message, 300)}" for w in caught})
     return result, wall, notes
 
 
@@ -131,7 +133,7 @@ def solve_point(release, frame: pd.DataFrame, rules: Rules) -> dict:
             result, wall, notes = _solve(model, solver)
         except Exception as err:  # recorded, then the fallback is tried
             attempt.update(
-                error=f"{type(err).__name__}: {_short(err, 400)}",
+                error=f"{type(err).__name__}: {short(err, 400)}",
                 traceback=traceback.format_exc(),
             )
             out["attempts"].append(attempt)
@@ -145,21 +147,13 @@ def solve_point(release, frame: pd.DataFrame, rules: Rules) -> dict:
         return out
     last = out["attempts"][-1]
     stats = {k: v for k, v in result.solver_stats.items() if k != "options"}
-    cert = result.certificate
     out.update(
         solver=stats.get("solver"),
         solve_wall=last["solve_wall"],
         warnings=last["warnings"],
         status=result.status,
         stats=stats,
-        certificate={
-            "primal_residual": cert.primal_residual,
-            "data_residual": cert.data_residual,
-            "knowledge_residual": cert.knowledge_residual,
-            "entropy": cert.entropy,
-            "dual_bound": cert.dual_bound,
-            "gap": cert.gap,
-        },
+        certificate=certificate(result),
         kl=metrics.estimation_accuracy(result, frame),
     )
     return out
@@ -167,7 +161,7 @@ def solve_point(release, frame: pd.DataFrame, rules: Rules) -> dict:
 
 def describe(point: dict) -> str:
     if "kl" not in point:
-        return f"FAILED ({_short(point.get('error', '?'), 150)})"
+        return f"FAILED ({short(point.get('error', '?'), 150)})"
     s, c = point["stats"], point["certificate"]
     flags = []
     if point["retried"]:
@@ -341,7 +335,7 @@ DETAIL_HEAD = [
 def _detail_cells(p: dict, kl0: float) -> list[str]:
     lead = [f"{p['k_pos'] + p['k_neg']} ({p['k_pos']}, {p['k_neg']})", str(p["records_touched"])]
     if "kl" not in p:
-        return lead + ["–", "–", "FAILED: " + _short(p.get("error", "?"), 100)] + ["–"] * 11
+        return lead + ["–", "–", "FAILED: " + short(p.get("error", "?"), 100)] + ["–"] * 11
     s, c = p["stats"], p["certificate"]
     slow = " (slow)" if p["solve_wall"] > SLOW_SOLVE else ""
     return lead + [
@@ -362,34 +356,30 @@ def _detail_cells(p: dict, kl0: float) -> list[str]:
     ]
 
 
-def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "/") for c in cells) + " |"
-
-
 def fig5_tables(fig5: dict, ks: list[int]) -> tuple[str, str]:
     head = ["K", "KL K+ only", "KL K− only", "KL mixed (K/2, K/2)", "mixed ≤ K+ and ≤ K−"]
-    lines = [_row(head), "|" + "---|" * len(head)]
+    lines = [md_row(head), "|" + "---|" * len(head)]
     for i, k in enumerate(ks):
         kl = {c: _kl(fig5[c][i]) for c in CURVES}
         ok = "–" if k == 0 else _yes(kl["mixed"] <= min(kl["K+"], kl["K-"]) + 1e-9)
-        lines.append(_row([str(k)] + [_num(kl[c], ".6f") for c in CURVES] + [ok]))
+        lines.append(md_row([str(k)] + [_num(kl[c], ".6f") for c in CURVES] + [ok]))
     summary = "\n".join(lines)
     head = ["curve", "K"] + DETAIL_HEAD
-    lines = [_row(head), "|" + "---|" * len(head)]
+    lines = [md_row(head), "|" + "---|" * len(head)]
     for c in CURVES:
         kl0 = _kl(fig5[c][0])
         for i, k in enumerate(ks):
-            lines.append(_row([c, str(k)] + _detail_cells(fig5[c][i], kl0)))
+            lines.append(md_row([c, str(k)] + _detail_cells(fig5[c][i], kl0)))
     return summary, "\n".join(lines)
 
 
 def fig6_table(fig6: list[dict], ts: list[int], kl0: float) -> str:
     head = ["T", "rules mined (pos / neg)", "mine s"] + DETAIL_HEAD
     head[head.index("ΔKL vs K=0")] = "ΔKL vs no rules"
-    lines = [_row(head), "|" + "---|" * len(head)]
+    lines = [md_row(head), "|" + "---|" * len(head)]
     for t, p in zip(ts, fig6, strict=True):
         mined = f"{p['mined_pos']} / {p['mined_neg']}"
-        lines.append(_row([str(t), mined, _num(p["mine_time"], ".2f")] + _detail_cells(p, kl0)))
+        lines.append(md_row([str(t), mined, _num(p["mine_time"], ".2f")] + _detail_cells(p, kl0)))
     return "\n".join(lines)
 
 
@@ -425,7 +415,6 @@ def plot(path: Path, fig5: dict, fig6: list[dict], config: dict) -> None:
 
 
 def markdown_report(info, config, fig5, fig6, check, total, mined_all) -> str:
-    v = info["versions"]
     ks, ts = config["ks"], config["ts"]
     kp, kn = config["fig6_k"]
     summary5, detail5 = fig5_tables(fig5, ks)
@@ -444,12 +433,7 @@ def markdown_report(info, config, fig5, fig6, check, total, mined_all) -> str:
         "",
         "## Machine",
         "",
-        f"* date: {info['date']}",
-        f"* platform: {info['platform']} ({info['machine']})",
-        f"* nproc: {info['nproc']} (cpu_count {info['cpu_count']})",
-        f"* python {info['python']}; cvxpy {v['cvxpy']}, clarabel {v['clarabel']}, "
-        f"ecos {v['ecos']}; numpy {v['numpy']}, scipy {v['scipy']}, pandas {v['pandas']}, "
-        f"matplotlib {v['matplotlib']}; maxent_privacy {v['maxent_privacy']}",
+        *machine_lines(info),
         "",
         "## Setup",
         "",
@@ -513,7 +497,7 @@ def _issues(where: str, p: dict) -> list[str]:
     out = []
     for a in p.get("attempts", []):
         if "error" in a:
-            out.append(f"* {where}: solver {a['solver']} raised {_short(a['error'], 300)}")
+            out.append(f"* {where}: solver {a['solver']} raised {short(a['error'], 300)}")
     if "kl" not in p:
         return out
     if p["retried"]:
@@ -529,7 +513,7 @@ def _issues(where: str, p: dict) -> list[str]:
 
 # ---------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argument_parser(__doc__)
     parser.add_argument(
         "--quick",
         action="store_true",

@@ -21,7 +21,6 @@ Writes ``benchmarks/results/newton-steps.md`` (``--out DIR``); the table is also
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -31,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info  # noqa: E402
+from _common import argument_parser, machine_info  # noqa: E402
 from random_instances import markdown  # noqa: E402
 from solvers import _seq_model, plain_cvxpy, sequence_instance, signature_sequence, true_facts  # noqa: E402
 
@@ -138,7 +137,7 @@ def _summary(table: pd.DataFrame) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--seeds", type=int, nargs="*", default=BASELINE_SLOW)
     parser.add_argument("--issue", type=int, nargs="*", default=[1], help="issue-kind seeds")
     parser.add_argument("--cap", type=float, default=120.0, help="Clarabel time limit (s)")

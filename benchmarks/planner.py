@@ -15,13 +15,13 @@ people and five releases use ``n + 4 round(0.1 n)`` rows (at most 45,222: ``n`` 
 
 **The publishers**, each making its own sequence of the same five tables:
 
-* *Anatomy (independent)*: ``anonymize.rebucketize(table, qi, sa, 3)`` (Anatomy, l = 3),
+* *Anatomy (independent)*: ``anonymize.rebucketize(table, qi, sa, l=3)`` (Anatomy, l = 3),
   each release on its own;
-* *history-guided*: Anatomy for release 1, then ``anonymize.history_guided(previous,
-  table, 3)`` (Wang et al.: people keep their bucket, a leaver's slot goes to a newcomer
-  of the same value);
-* *m-invariance (m = 3)*: ``anonymize.m_invariant(history, table, qi, sa, 3)`` (Xiao
-  and Tao: every person keeps their signature, counterfeits fill the gaps);
+* *history-guided*: Anatomy for release 1, then ``anonymize.history_guided(table, qi,
+  sa, l=3, history=previous)`` (Wang et al.: people keep their bucket, a leaver's slot
+  goes to a newcomer of the same value);
+* *m-invariance (m = 3)*: ``anonymize.m_invariant(table, qi, sa, m=3, history=history)``
+  (Xiao and Tao: every person keeps their signature, counterfeits fill the gaps);
 * *planner (tau = 0.5, m = 3)* and *planner (tau = 0.8, m = 3)*:
   ``anonymize.plan_release(history, table, qi, sa, tau=tau, m=3)`` with the maximum-
   entropy adversary (its default), which checks every candidate against the pooled
@@ -104,7 +104,6 @@ and the table go to the terminal.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -117,7 +116,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # the projections' progress bars
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from _common import machine_info
+from _common import argument_parser, machine_info, md_table
 from scipy.sparse.csgraph import connected_components
 
 from maxent_privacy import Bucketized, MaxEntModel, anonymize, datasets
@@ -180,11 +179,11 @@ class Publisher:
     def publish(self, history: list, table: pd.DataFrame, t: int):
         """The release of ``table`` after ``history`` (and the planner's report)."""
         if self.key == "anatomy" or (self.key == "history" and not history):
-            return rebucketize(table, QI, SA, L, person=PERSON, seed=t), None
+            return rebucketize(table, QI, SA, l=L, person=PERSON, seed=t), None
         if self.key == "history":
-            return history_guided(history[-1], table, L, seed=t), None
+            return history_guided(table, QI, SA, l=L, history=history[-1], seed=t), None
         if self.key == "minvariant":
-            return m_invariant(history, table, QI, SA, M, person=PERSON, seed=t), None
+            return m_invariant(table, QI, SA, m=M, history=history, person=PERSON, seed=t), None
         return plan_release()(history, table, QI, SA, tau=self.tau, m=M, person=PERSON, seed=t)
 
 
@@ -447,12 +446,6 @@ def pct(v) -> str:
     return "-" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{100 * v:.1f} %"
 
 
-def md_table(rows: list[list], header: list[str]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(c).replace("|", "/") for c in r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 MAIN_HEADER = [
     "release",
     "publisher",
@@ -536,7 +529,7 @@ def report(args, table, plans, total, info) -> str:
         "counterfeit records; seconds of publishing and of checking. How each is "
         "computed: the docstring of `benchmarks/planner.py`.",
         "",
-        md_table(main_rows(table), MAIN_HEADER),
+        md_table(MAIN_HEADER, main_rows(table)),
         "",
     ]
     if done["learned on"].astype(str).str.contains("sample").any():
@@ -703,7 +696,7 @@ def figure(table: pd.DataFrame, n: int):
 
 # ------------------------------------------------------------------ main
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argument_parser(__doc__)
     ap.add_argument("--n", type=int, default=None, help=f"people per release (default {FULL_N:,})")
     ap.add_argument("--quick", action="store_true", help=f"a small run: n = {QUICK_N:,}")
     ap.add_argument("--seed", type=int, default=0)

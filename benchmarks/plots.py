@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import matplotlib  # noqa: E402
-from _common import machine_info  # noqa: E402
+from _common import argument_parser, machine_info  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -73,7 +73,8 @@ def cli_seconds(args: list[str], repeat: int = 5) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
+def main(argv=None) -> int:
+    argument_parser(__doc__).parse_args(argv)
     result = tour_result()
     rows = [
         ("result.plot()", lambda: result.plot(), len(result.posterior())),
@@ -110,7 +111,8 @@ def main() -> None:
     ]
     write_text(OUT, "\n".join(lines) + "\n")
     print(f"written to {OUT}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

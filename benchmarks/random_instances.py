@@ -18,6 +18,7 @@ last pass) / solve (backends).
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -168,6 +169,14 @@ def summary(table: pd.DataFrame) -> str:
     )
 
 
-if __name__ == "__main__":
-    table = run(int(sys.argv[1]) if len(sys.argv) > 1 else 20)
+def main(argv=None) -> int:
+    # no `_common` here: the tests load this file without the benchmarks folder on sys.path
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    parser.add_argument("n", nargs="?", type=int, default=20, help="instances: seeds 1..N")
+    table = run(parser.parse_args(argv).n)
     print(summary(table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -53,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import machine_info
+from _common import argument_parser, machine_info, peak_rss_gb
 
 from maxent_privacy.files import write_frame, write_text
 
@@ -118,7 +117,7 @@ def child(spec_path: str) -> None:
     t0 = time.perf_counter()
     code = main(spec["argv"])
     wall = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB -> GiB
+    peak = peak_rss_gb()
     write_text(spec_path + ".out.json", json.dumps({"code": code, "wall": wall, "peak": peak}))
 
 
@@ -266,8 +265,7 @@ def table_md(n: int, report: dict, ad: dict, many: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="20,000 patients")
+    parser = argument_parser(__doc__, quick="20,000 patients")
     parser.add_argument("--n", type=int, default=None, help="patients (default 200,000)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)

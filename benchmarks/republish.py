@@ -8,7 +8,7 @@ of them plus ``n - shared`` people who are not in D2 (so D2 stays the same when 
 overlap changes, as in the paper's Figure 4). Both tables are released with Anatomy
 (``anonymize.rebucketize``, the quasi-identifiers published exactly, a person column kept);
 D'1 with seed ``1000 * seed + 1``. D'2 is made either independently (``rebucketize``, seed
-``1000 * seed + 2``) or history-guided (``anonymize.history_guided(D'1, D2, l)``).
+``1000 * seed + 2``) or history-guided (``anonymize.history_guided(D2, qi, sa, l=l, history=D'1)``).
 Sensitive values whose share of D1 or D2 exceeds 1/l are exempt (``nonsensitive=``, the
 same list for both releases and listed in the tables); the paper does not say which
 attribute is sensitive, so the main figures use ``occupation`` (14 values, no exemption
@@ -62,13 +62,7 @@ Options: ``--out DIR`` (default ``benchmarks/results``). The full run writes
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
-import importlib.metadata
 import math
-import os
-import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -77,8 +71,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+from _common import argument_parser, machine_info, short
 
-import maxent_privacy
 from maxent_privacy import Bucketized, InaccurateSolution, MaxEntModel, datasets
 from maxent_privacy.anonymize import check_l_diversity, history_guided, rebucketize
 from maxent_privacy.files import save_figure, write_text
@@ -188,7 +182,7 @@ def solve(releases, label: str, log: list) -> object:
         try:
             result = model.solve(polish=POLISH)
         except InaccurateSolution as err:
-            retry = f"retried at tol {RETRY_TOL:g}: {_short(err, 90)}"
+            retry = f"retried at tol {RETRY_TOL:g}: {short(err, 90)}"
             result = model.solve(polish=POLISH, tol=RETRY_TOL)
         t2 = time.perf_counter()
     inaccurate = [
@@ -216,15 +210,10 @@ def solve(releases, label: str, log: list) -> object:
             "retry": retry,
             "gap": c.gap,
             "inaccurate_warnings": len(inaccurate),
-            "other_warnings": "; ".join(sorted({_short(w.message) for w in other})),
+            "other_warnings": "; ".join(sorted({short(w.message) for w in other})),
         }
     )
     return result
-
-
-def _short(text, limit: int = 120) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def entropy_rows(table: pd.DataFrame) -> pd.Series:
@@ -318,15 +307,17 @@ def run_setting(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         r1 = rebucketize(
-            d1, qi, sa, l, person="pid", seed=1000 * seed + 1, nonsensitive=exempt or None
+            d1, qi, sa, l=l, person="pid", seed=1000 * seed + 1, nonsensitive=exempt or None
         )
         if strategy == "independent":
             r2 = rebucketize(
-                d2, qi, sa, l, person="pid", seed=1000 * seed + 2, nonsensitive=exempt or None
+                d2, qi, sa, l=l, person="pid", seed=1000 * seed + 2, nonsensitive=exempt or None
             )
         else:
-            r2 = history_guided(r1, d2, l, seed=1000 * seed + 2, nonsensitive=exempt or None)
-    release_warnings = "; ".join(sorted({_short(w.message) for w in caught}))
+            r2 = history_guided(
+                d2, qi, sa, l=l, history=r1, seed=1000 * seed + 2, nonsensitive=exempt or None
+            )
+    release_warnings = "; ".join(sorted({short(w.message) for w in caught}))
     if bucket == "merged":
         r1 = merge_pairs(r1, 1000 * seed + 11)
         r2 = merge_pairs(r2, 1000 * seed + 12)
@@ -453,66 +444,6 @@ def pct(v) -> str:
     return f"{100 * v + 0.0:.1f} %" if abs(v) >= 5e-4 else "0.0 %"
 
 
-def machine_info() -> dict:
-    versions = {}
-    for dist in ("cvxpy", "clarabel", "numpy", "scipy", "pandas", "matplotlib"):
-        try:
-            versions[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            versions[dist] = "not installed"
-    versions["maxent_privacy"] = maxent_privacy.__version__
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        mem = next(
-            int(line.split()[1]) / 2**20
-            for line in Path("/proc/meminfo").read_text().splitlines()
-            if line.startswith("MemTotal")
-        )
-        mem_text = f"{mem:.1f} GiB"
-    except (OSError, StopIteration):
-        mem_text = "?"
-    try:
-        nproc = len(os.sched_getaffinity(0))
-    except AttributeError:
-        nproc = os.cpu_count()
-    try:
-        root = Path(__file__).resolve().parent.parent
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "maxent_privacy"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        commit += " (maxent_privacy/ has uncommitted changes)" if dirty else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = "?"
-    return {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cores": nproc,
-        "memory": mem_text,
-        "python": sys.version.split()[0],
-        "git": commit,
-        "versions": ", ".join(f"{k} {v}" for k, v in versions.items()),
-    }
-
-
 def plot(fig23: pd.DataFrame, fig4: pd.DataFrame, grid: pd.DataFrame, path: Path, cfg) -> None:
     import matplotlib
 
@@ -598,9 +529,7 @@ def plot(fig23: pd.DataFrame, fig4: pd.DataFrame, grid: pd.DataFrame, path: Path
 
 # ------------------------------------------------------------------------ main
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small smoke run (< 60 s)")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap = argument_parser(__doc__, quick="small smoke run (< 60 s)", out=DEFAULT_OUT)
     args = ap.parse_args(argv)
     cfg = QUICK if args.quick else FULL
     stem = "republish-quick" if args.quick else "republish"
@@ -718,14 +647,16 @@ def write_report(cfg, args, fig23, fig4, grid, seeds, log, total, png) -> str:
         "",
         f"Command: `{cmd}`  ",
         f"Date: {info['date']}; total time {total:.1f} s  ",
-        f"Machine: {info['cpu']}, {info['cores']} cores, {info['memory']}; {info['platform']}; "
+        f"Machine: {info['cpu']}, {info['nproc']} cores, {info['memory']}; {info['platform']}; "
         f"Python {info['python']}  ",
-        f"Versions: {info['versions']}; git {info['git']}",
+        f"Versions: {', '.join(f'{k} {v}' for k, v in info['versions'].items())}; "
+        f"git {info['git']}",
         "",
         f"Data: `datasets.load_adult()`, `pid` = row number; D2 = the first {n:,} people of "
         f"a seeded permutation (seed 0 unless stated), D1 = `shared` of them + the rest from "
         "people not in D2. Releases: Anatomy (`rebucketize`) for D'1; D'2 independent "
-        "(`rebucketize`, another seed) or `history_guided(D'1, D2, l)`. QI = the other seven "
+        "(`rebucketize`, another seed) or `history_guided(D2, qi, sa, l=l, history=D'1)`. "
+        "QI = the other seven "
         "categorical attributes; values over 1/l of a table are exempt (`nonsensitive=`). "
         "Entropies are `result.person_entropy(base=2)` of `MaxEntModel(D'2)` (single) and "
         "`MaxEntModel([D'1, D'2])` (pooled); drop = 1 - pooled / single. Solves: the default "

@@ -31,12 +31,7 @@ Options: ``--out DIR`` (default ``benchmarks/results``). The full run writes
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
-import importlib.metadata
 import math
-import os
-import platform
 import sys
 import time
 from fractions import Fraction
@@ -44,9 +39,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import argument_parser, machine_info, machine_lines, md_table
 
 import maxent_privacy
 from maxent_privacy import Bucketized, anonymize, datasets
+from maxent_privacy.anonymize import robust_anonymize
 from maxent_privacy.files import save_figure, write_text
 from maxent_privacy.robustness import (
     Prior,
@@ -55,7 +52,6 @@ from maxent_privacy.robustness import (
     delta_max,
     exact_posterior,
     query_error,
-    robust_anonymize,
     robustness_table,
     satisfies_delta_bound,
     wong2010_example,
@@ -105,32 +101,14 @@ QUICK = {
 }
 
 
-def machine_info() -> str:
-    versions = []
-    for dist in ("numpy", "scipy", "pandas", "cvxpy", "matplotlib"):
-        try:
-            versions.append(f"{dist} {importlib.metadata.version(dist)}")
-        except importlib.metadata.PackageNotFoundError:
-            versions.append(f"{dist} not installed")
-    load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
-    return "\n".join(
-        [
-            f"* date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}",
-            f"* platform: {platform.platform()} ({platform.machine()})",
-            f"* nproc: {os.cpu_count()}; load average at the start: "
-            + ", ".join(f"{x:.2f}" if isinstance(x, float) else str(x) for x in load),
-            f"* python {platform.python_version()}; {', '.join(versions)}; "
-            f"maxent_privacy {maxent_privacy.__version__}",
-        ]
-    )
+def machine_header() -> str:
+    info = machine_info()
+    load = ", ".join(f"{x:.2f}" for x in info["loadavg_at_start"])
+    return "\n".join([*machine_lines(info), f"* load average at the start: {load}"])
 
 
-def md_table(frame: pd.DataFrame) -> str:
-    cols = list(frame.columns)
-    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(str(v) for v in row) + " |")
-    return "\n".join(lines)
+def frame_table(frame: pd.DataFrame) -> str:
+    return md_table(frame.columns, frame.itertuples(index=False))
 
 
 # ------------------------------------------------------------------- 1. the paper's numbers
@@ -158,7 +136,7 @@ def paper_numbers() -> tuple[str, bool]:
         "",
         f"Table V reproduced to four decimals: **{'all 8 rows' if ok else 'NOT all rows'}**.",
         "",
-        md_table(table5),
+        frame_table(table5),
         "",
         "Example 1 (Table III's L1 = {Alan (Male), Betty (Female)}, values {Lung Cancer, "
         "Hypertension}; Table IV's prior, Hypertension taking the 'Not Lung Cancer' column):",
@@ -178,7 +156,7 @@ def paper_numbers() -> tuple[str, bool]:
         "as soft facts P(x | Gender) = p, weight 1): the one man meets P(Lung Cancer | Male) "
         "= 0.1 on his own, so the two models of the adversary disagree completely on Alan.",
         "",
-        md_table(both),
+        frame_table(both),
     ]
     return "\n".join(text), ok
 
@@ -306,7 +284,7 @@ def timing(sizes: list[int], repeats: int) -> tuple[str, pd.DataFrame]:
         f"{repeats} runs each after a warm-up. CPU time is the process's own; under load from "
         "other processes wall time is longer.",
         "",
-        md_table(shown),
+        frame_table(shown),
         "",
         "Repeated values (the program runs over value counts, prod(f + 1) states):",
         "",
@@ -336,7 +314,7 @@ def adult(configs, n_rows, queries: int) -> str:
         priors = [Prior.estimate(frame, a, sa, alpha=alpha) for a in attrs]
         t = time.perf_counter()
         try:
-            release = robust_anonymize(frame, qi, sa, priors, r, verify=False)
+            release = robust_anonymize(frame, qi, sa, r=r, prior=priors, verify=False)
         except maxent_privacy.MaxEntError as err:
             took = f"{time.perf_counter() - t:.1f}"
             fails.append((sa, label, alpha, r, took, surplus(frame, attrs, sa, r), str(err)))
@@ -350,7 +328,7 @@ def adult(configs, n_rows, queries: int) -> str:
         anatomy = anonymize.anatomize(frame, qi, sa, l=q, seed=0)
         an_every = robustness_table(anatomy, priors, r)
         t = time.perf_counter()
-        checked = robust_anonymize(frame, qi, sa, priors, r, verify=True)
+        checked = robust_anonymize(frame, qi, sa, r=r, prior=priors, verify=True)
         verify_time = time.perf_counter() - t
         same = checked.frame["group"].equals(release.frame["group"])
         ch_every = robustness_table(checked, priors, r)
@@ -430,22 +408,22 @@ def adult(configs, n_rows, queries: int) -> str:
         "",
         "### Groups",
         "",
-        md_table(table[cols1]) if len(table) else "(none attained)",
+        frame_table(table[cols1]) if len(table) else "(none attained)",
         "",
         "### Posteriors (the adversary with the estimated prior)",
         "",
-        md_table(table[cols2]) if len(table) else "",
+        frame_table(table[cols2]) if len(table) else "",
         "",
         "### Information loss",
         "",
-        md_table(table[cols3]) if len(table) else "",
+        frame_table(table[cols3]) if len(table) else "",
     ]
     if fails:
         text += [
             "",
             "### Not attained",
             "",
-            md_table(
+            frame_table(
                 pd.DataFrame(
                     fails,
                     columns=[
@@ -503,15 +481,13 @@ def plot(table: pd.DataFrame, path: Path) -> bool:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller, a minute or so")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser = argument_parser(__doc__, quick="smaller, a minute or so", out=DEFAULT_OUT)
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
     stem = "robustness-quick" if args.quick else "robustness"
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    header = machine_info()
+    header = machine_header()
     print("1. Table V and Example 1", flush=True)
     part1, ok = paper_numbers()
     print("2. Theorem 1 search", flush=True)

@@ -35,11 +35,9 @@ Options: ``--sizes N,N,...``, ``--cap SECONDS`` (per size, default 900), ``--rep
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import pickle
-import resource
 import subprocess
 import sys
 import tempfile
@@ -49,6 +47,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _common import argument_parser, peak_rss_gb
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results"
@@ -56,10 +55,6 @@ FULL = [100_000, 300_000, 1_000_000, 3_000_000, 10_000_000]
 QUICK = [20_000, 50_000]
 RELEASES = 5
 RATIO_AT = 1_000_000
-
-
-def _rss_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
 
 def child(spec_path: str) -> None:
@@ -79,7 +74,7 @@ def child(spec_path: str) -> None:
         t0 = time.perf_counter()
         build = prepare({"kind": "synth", "n": spec["n"], "releases": RELEASES})
         out["prepare_time"] = time.perf_counter() - t0
-        out["rss_prepared_gb"] = _rss_gb()
+        out["rss_prepared_gb"] = peak_rss_gb()
         walls, cpus = [], []
         for _ in range(spec["reps"]):
             model = None  # the previous model is freed before the next build
@@ -90,7 +85,7 @@ def child(spec_path: str) -> None:
         out["build_time"], out["build_cpu"] = min(walls), min(cpus)
         out["cells"] = model.n_cells
         out["classes"] = len(model.classes)
-        out["rss_built_gb"] = _rss_gb()
+        out["rss_built_gb"] = peak_rss_gb()
         if not spec.get("build_only"):
             t0, c0 = time.perf_counter(), time.process_time()
             result = model.solve()
@@ -98,7 +93,7 @@ def child(spec_path: str) -> None:
             out["solve_cpu"] = time.process_time() - c0
             out["residual"] = float(result.certificate.primal_residual)
             out["components"] = result.solver_stats.get("components")
-        out["peak_rss_gb"] = _rss_gb()
+        out["peak_rss_gb"] = peak_rss_gb()
     except Exception as err:
         out["error"] = f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"
         out["traceback"] = traceback.format_exc()
@@ -233,7 +228,7 @@ def targets(rows: list[dict], base: dict | None) -> list[str]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argument_parser(__doc__)
     p.add_argument("--child")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--sizes", help="comma-separated record counts")

@@ -27,7 +27,6 @@ root::
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import os
@@ -40,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info  # noqa: E402
+from _common import argument_parser, machine_info  # noqa: E402
 from solvers import prepare  # noqa: E402  (the du-adult-K instances)
 
 from maxent_privacy import InaccurateSolution  # noqa: E402
@@ -105,7 +104,7 @@ def fmt(r: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argument_parser(__doc__)
     ap.add_argument("--repeat", type=int, default=3, help="runs per solve (minimum kept)")
     ap.add_argument("--old-cap", type=float, default=10.0, help="time_limit_secs per component")
     ap.add_argument("--no-old", action="store_true", help="skip the old setting (eps 1e-9)")

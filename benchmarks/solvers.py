@@ -92,7 +92,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import jsonable, machine_info  # noqa: E402
+from _common import argument_parser, jsonable, machine_info  # noqa: E402
 from republish import CATEGORICAL, exemptions, sample  # noqa: E402  (Wang's setting)
 
 from maxent_privacy.files import atomic_write, save_figure, write_text  # noqa: E402
@@ -134,7 +134,7 @@ def cumulative_releases(frame: pd.DataFrame, k: int, seed: int = 0) -> list:
             frame.iloc[perm[:s]],
             WANG_QI,
             WANG_SA,
-            WANG_L,
+            l=WANG_L,
             person="pid",
             seed=i + 1,
             nonsensitive=exempt or None,
@@ -189,8 +189,8 @@ def prepare(spec: dict):
         n, shared = spec["n"], spec["shared"]
         d1, d2 = sample(adult, n, shared, seed=0)
         exempt = exemptions([d1, d2], WANG_SA, WANG_L) or None
-        r1 = rebucketize(d1, WANG_QI, WANG_SA, WANG_L, person="pid", seed=1, nonsensitive=exempt)
-        r2 = rebucketize(d2, WANG_QI, WANG_SA, WANG_L, person="pid", seed=2, nonsensitive=exempt)
+        r1 = rebucketize(d1, WANG_QI, WANG_SA, l=WANG_L, person="pid", seed=1, nonsensitive=exempt)
+        r2 = rebucketize(d2, WANG_QI, WANG_SA, l=WANG_L, person="pid", seed=2, nonsensitive=exempt)
         releases = [r1, r2]
     elif kind == "adult-rel":
         if spec.get("n"):
@@ -885,9 +885,7 @@ def sequences_mode(args, argv) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser = argument_parser(__doc__, quick="", out=DEFAULT_OUT)
     parser.add_argument("--cap", type=float, default=None)
     parser.add_argument("--big-cap", type=float, default=None)
     parser.add_argument("--scs-cap", type=float, default=None)

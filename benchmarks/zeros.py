@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info  # noqa: E402
+from _common import argument_parser, machine_info  # noqa: E402
 from republish import qi_for, sample  # noqa: E402  (Wang's setting)
 
 from maxent_privacy import MaxEntModel, anonymize, datasets  # noqa: E402
@@ -76,7 +76,7 @@ def instances():
 
     def wang():
         rels = [
-            anonymize.rebucketize(d, q2, "occupation", 3, person="pid", seed=s)
+            anonymize.rebucketize(d, q2, "occupation", l=3, person="pid", seed=s)
             for s, d in ((1, d1), (2, d2))
         ]
         return MaxEntModel(rels)
@@ -106,7 +106,8 @@ def instances():
     yield "Mondrian (k = 10), 3 releases of 5k..15k", byun
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    argument_parser(__doc__).parse_args(argv)
     warnings.simplefilter("ignore")
     lines = [
         "# Forced zeros: our exact methods against an LP",
