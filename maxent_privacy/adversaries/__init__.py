@@ -1,10 +1,21 @@
 """Adversaries: what someone holding the releases can infer, by the papers' models.
 
 Each module is one adversary model or a measure of one; it takes releases or a solved
-:class:`~maxent_privacy.results.Result` and never produces a release. A new adversary
-model (a new attack, a learning adversary, a new privacy measure) goes here as a new module.
+:class:`~maxent_privacy.results.Result` and never produces a release.
+
+**A new adversary is one module and one** ``register`` **call**: a subclass of
+:class:`Adversary` with a ``name``, a ``description`` and ``assess(model, by="person" |
+"class") -> DataFrame`` of ``lower`` and ``upper`` per (person or class, value) (a point
+estimate has ``lower == upper``), put in :data:`ADVERSARY_REGISTRY` by :func:`register`.
+From then on :func:`~maxent_privacy.compare_adversaries`, the release planner
+(``plan_release(adversary=...)``), the report's scale of adversaries and the command
+line's ``--adversary`` take it.
 
 Modules:
+
+- ``registry``: the contract (:class:`Adversary`), the registry and the check of an
+  adversary's answer; ``builtin`` registers the package's own: ``maxent``, ``knowledge``,
+  ``learned``, ``worst`` (LP bounds) and ``worlds`` (possible worlds)
 
 - ``attacks``: Byun et al.'s cross-version attacks (intersection, difference) and
   (k, c)-anonymity; ``matching`` matches releases to people and holds what the attacker
