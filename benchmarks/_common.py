@@ -139,11 +139,6 @@ def argument_parser(
     return parser
 
 
-def load_average() -> float:
-    """The 1-minute load average (the benchmarks record it at start and end)."""
-    return os.getloadavg()[0]
-
-
 def peak_rss_gb() -> float:
     """This process's peak resident memory (``ru_maxrss``, KiB on Linux), in GiB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
