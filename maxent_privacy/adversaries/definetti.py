@@ -13,13 +13,12 @@ itself, and reasons about each group's possible assignments with it:
 
 The rounds are accelerated by SQUAREM (Varadhan and Roland 2008): two rounds, a step
 along their extrapolation, one more round. For naive Bayes the extrapolation is of the
-learner's log-parameters (any of them is a prior; Du's Adult at l = 5: 46 rounds
-instead of 59 on the tables), for other learners of the tables (cut back until they are
->= 0). A parameters' step whose prior underflows to 0 or cannot be projected is cut back,
-and one that raises the objective both steps of a plain round decrease is dropped
-(SQUAREM's safeguard). Where the loop has several fixed points the path decides which
-it reaches (Du's Adult at l = 10: two tables 0.99 apart in some cell, both fixed points;
-at l = 2, 3, 5 both paths agree to 1e-5).
+learner's log-parameters (any of them is a prior; fewer rounds than on the tables), for
+other learners of the tables (cut back until they are >= 0). A parameters' step whose
+prior underflows to 0 or cannot be projected is cut back, and one that raises the
+objective both steps of a plain round decrease is dropped (SQUAREM's safeguard). Where
+the loop has several fixed points the path decides which it reaches. Rounds and times:
+``python -m benchmarks adversaries`` (its latest table in ``benchmarks/RESULTS.md``).
 
 Every iterate is a table the release allows (its certificate is checked each round), so
 the learned posterior lies inside the certified bounds of :meth:`MaxEntModel.bounds`.

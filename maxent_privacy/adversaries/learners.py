@@ -47,8 +47,8 @@ class Encoded:
     every column side by side; ``HT`` its transpose, ``sizes`` the levels per column):
     what a learner reads, computed once per attack and passed as ``encoded``.
 
-    Classes often share their QI (other buckets, other releases: 7,826 distinct QI among
-    Du's Adult's 14,201 classes at l = 5): ``distinct`` holds the rows of ``H`` for each
+    Classes often share their QI (other buckets, other releases; see ``python -m
+    benchmarks adversaries``): ``distinct`` holds the rows of ``H`` for each
     distinct QI once and ``inverse`` each class's row of it (None when every class's QI
     is distinct), so that a prediction is computed once per distinct QI.
 

@@ -26,14 +26,14 @@ __all__ = ["Solves", "Scaling", "Support", "expected_table", "projector"]
 #: the largest relative miss of a class or value total a scaling round may leave
 TOTALS_TOL = 1e-9
 #: each round's matrix scaling stops when every total is met to this (relative): a tenth
-#: of what the round's check allows, and saves a Newton step in a third of the rounds
-#: (1e-12, the solve's own: 167 steps over the 46 rounds at Du's l = 5, this: 155)
+#: of what the round's check allows, and saves Newton steps against the solve's own 1e-12
+#: (``python -m benchmarks adversaries``, ``benchmarks/RESULTS.md``)
 ROUND_TOL = 1e-10
 
 
 def value_index(column: pd.Series, values: list) -> np.ndarray:
-    """The position of each entry of ``column`` in ``values`` (by its distinct entries:
-    5x faster than looking up every one)."""
+    """The position of each entry of ``column`` in ``values`` (by its distinct entries,
+    faster than looking up every one)."""
     codes, distinct = pd.factorize(column)
     return pd.Index(values).get_indexer(distinct)[codes]
 

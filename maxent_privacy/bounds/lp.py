@@ -35,10 +35,9 @@ AGGREGATE_YIELD = 0.1
 INTEGRAL = 1e-6
 #: a table given to ``bounds`` (``start``) is used on components of at least this many
 #: cells, where one LP costs seconds: on smaller ones the zero step's LPs are cheap and
-#: their vertex tables settle more bounds than skipping them saves (2,000 people in two
-#: Mondrian releases with strict boxes, components of 3,000-7,000 cells: 1.6 s without
-#: the table, 2.8 s with it, twice the LPs; 78,395 cells with overlapping boxes: 3,260
-#: more bounds certified within a 60 s limit, see benchmarks/RESULTS.md)
+#: their vertex tables settle more bounds than skipping them saves (measured by
+#: ``python -m benchmarks bounds --generalized ...``; its history in
+#: ``git log -p benchmarks/RESULTS.md``)
 GIVEN_TABLE_CELLS = 20_000
 
 

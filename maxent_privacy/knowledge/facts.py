@@ -227,7 +227,7 @@ def linearize(expr: cp.Expression, x: cp.Variable, n_cells: int) -> tuple[sp.csr
 
 def _fast_rows(constraint, n_cells: int):
     """``lhs - rhs`` as (A, const) from the tags' rows, without cvxpy's gradient (which
-    costs ~15 ms), when both sides are tagged expressions with rows (one per entry) or
+    costs more), when both sides are tagged expressions with rows (one per entry) or
     constants of the constraint's size (or scalars)."""
     size = int(np.prod(constraint.shape)) if constraint.shape else 1
     parts = []

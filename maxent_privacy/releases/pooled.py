@@ -149,8 +149,8 @@ def build_pooled(releases, populations, split=()) -> Structure:
     own (``model.person``).
 
     Bucketized releases with person ids are built with array operations on integer codes
-    (:func:`~.pooled_arrays.build_bucketized`: about 1.5 s for 1,000,000 people in 5
-    releases, 23 s for 10,000,000; the frames ``records``, ``classes``, ``cells`` and
+    (:func:`~.pooled_arrays.build_bucketized`, timed against the records by ``python -m
+    benchmarks scale``; the frames ``records``, ``classes``, ``cells`` and
     ``group_values`` are made when first read);
     input it leaves aside (object columns of numbers or mixed values, more than 63
     sensitive values, a person whose QI differ between releases, contradicting releases)

@@ -16,11 +16,10 @@ Which one pays is measured, not guessed from a row count (:func:`factor`): the f
 factorization of a Hessian pattern with at least :data:`SUPERNODAL_MIN_ROWS` rows is
 supernodal and timed; when it took under :data:`SUPERNODAL_SURE_SECONDS` the next
 factorization of the same pattern is by qdldl, timed too, and the faster one factors the
-rest of the solve. Measured on the Hessians of ``benchmarks/solvers.py --sequences`` and
-``--random`` (2 cores, loaded): a 14,608-row Hessian of a 5-release sequence, 0.36 s
-supernodal against 3.9 s by qdldl; 21,356 rows, 0.38 s against 7.3 s; a 4,014-row
-two-release piece, 0.027 s against 0.15 s; sparse factors (3,000-18,000 rows, a release
-whose buckets the facts do not join) 1.5-25 ms by qdldl against 2-3 times that.
+rest of the solve: on the Hessians of ``python -m benchmarks solvers --sequences`` and
+``--random`` the supernodal factor wins by far on re-bucketized sequences, qdldl on
+sparse factors (a release whose buckets the facts do not join); the step times:
+``python -m benchmarks newton_steps``.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> U = sp.csc_array(np.array([[4.0, 1.0], [0.0, 3.0]]))   # upper triangle of H
@@ -51,11 +50,9 @@ __all__ = ["HAVE_CHOLMOD", "Qdldl", "Supernodal", "factor", "prefer_ldl"]
 #: Hessians with fewer rows are factored by qdldl (both take well under a millisecond)
 SUPERNODAL_MIN_ROWS = 1000
 #: a supernodal factorization at least this slow is one whose fill the supernodes pay
-#: for many times over: qdldl is not tried on that pattern. Measured on
-#: ``benchmarks/solvers.py --sequences`` (2 cores): where qdldl won, CHOLMOD took 4-11 ms
-#: (qdldl 3-9 ms); where CHOLMOD took 0.18-0.20 s, the qdldl trial took 3.4-4.1 s (an
-#: 11,678- and a 21,356-row Hessian of re-bucketized sequences with facts: 3-4 s lost
-#: per solve pass at 0.25 s)
+#: for many times over: qdldl is not tried on that pattern (measured on ``python -m
+#: benchmarks solvers --sequences``: where qdldl won, CHOLMOD took milliseconds; where
+#: CHOLMOD took a tenth of a second or more, the qdldl trial cost seconds per solve pass)
 SUPERNODAL_SURE_SECONDS = 0.1
 #: most conjugate-gradient iterations preconditioned by an old factorization
 PCG_MAX_BUDGET = 200

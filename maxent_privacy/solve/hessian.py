@@ -43,18 +43,17 @@ __all__ = ["Gram", "hessian", "hessian_of", "solve_newton", "solve_upper"]
 #: :class:`Gram` keeps at most this many products (24 bytes each); beyond, the Hessian is
 #: formed by sparse products at every step
 GRAM_MAX_PAIRS = 8_000_000
-#: up to this many products :class:`Gram` is always used: finding its pattern costs about
-#: as much as 15-20 of its refills (~100 ns a product), and a refill is 3-8 times faster
-#: than sparse products when few products share an entry of H (bucketized releases)
+#: up to this many products :class:`Gram` is always used: finding its pattern costs a
+#: few dozen of its refills at most, and a refill is faster than sparse products when few
+#: products share an entry of H (bucketized releases)
 GRAM_SURE_PAIRS = 1_000_000
 #: past :data:`GRAM_SURE_PAIRS`, the first step forms H by sparse products and
 #: :class:`Gram` is built for the next ones only when there are at most this many products
 #: per entry of H's upper triangle. Where many classes meet the same rows (a generalized
 #: release with a population: a class's placements span dozens of rows) the products
-#: pile up on few entries and sparse products cost as little as a refill: 20 products an
-#: entry (5,000 people, Mondrian k = 5), refill 40 ms, sparse products 39 ms, pattern
-#: 0.62 s; 11.6 (two overlapping Mondrian releases of 2,000): 19 ms, 32 ms, 0.28 s; 2.5-4
-#: (signature-keeping sequences): 1-2 ms, 5-11 ms, 20-50 ms
+#: pile up on few entries and sparse products cost as little as a refill (measured on the
+#: instances of ``python -m benchmarks adversaries``, ``bounds --generalized`` and
+#: ``solvers --sequences``; ``git log -p benchmarks/RESULTS.md``)
 GRAM_MAX_SHARE = 6.0
 #: ridges tried, relative to the largest diagonal entry, when H is singular
 RIDGES = (0.0, 1e-13, 1e-11, 1e-9, 1e-7)
@@ -72,9 +71,8 @@ BJ_MAX_ITER = 100
 BJ_MAX_BLOCK = 64
 #: block-Jacobi steps are tried only when the buckets' rows form a connected piece of
 #: at least this many rows: below, the sparse factorization costs less than the
-#: iterations (on the random two-release instances of ``benchmarks/solvers.py --random``,
-#: a factor of a piece of ~2,000 rows takes under a millisecond to a few; of ~4,000 rows,
-#: 30-110 ms; a single release's buckets are pieces of a few rows, facts aside)
+#: iterations (on the random two-release instances of ``python -m benchmarks solvers
+#: --random``; a single release's buckets are pieces of a few rows, facts aside)
 BJ_MIN_ROWS = 2500
 
 
@@ -97,7 +95,7 @@ def hessian(A, x, cls, R, AT=None) -> sp.csc_array:
 
 def _unique_inverse(keys: np.ndarray, bound: int, first: bool = False):
     """``np.unique(keys, return_inverse=True)`` for keys in ``[0, bound)``: one sort of
-    the keys packed with their positions (argsort is several times slower); with
+    the keys packed with their positions (faster than an argsort); with
     ``first``, also the position of each unique key's first occurrence."""
     P = len(keys)
     shift = max(1, (P - 1).bit_length())

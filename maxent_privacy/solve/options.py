@@ -33,11 +33,11 @@ __all__ = ["DEFAULT_OPTIONS", "MAXENT", "SolveOptions", "exp_cone_solvers", "sol
 MAXENT = "MAXENT"
 
 #: solver options used unless the caller gives their own. SCS (first order) stops at
-#: 1e-6 and our polish (Newton on the dual) takes its answer to floating point: on Du
-#: Adult with Top-(250, 250) rules SCS alone is 3.4e-6 off in the posterior, polished
-#: 1e-13, in 3 to 4 s (``benchmarks/scs_defaults.py``). Asking SCS itself for 1e-9 buys
-#: nothing after the polish. What makes SCS slow is a cell forced to 0 left in a component
-#: (``presolve=False``: one component of that instance ran for over 6 minutes), not eps
+#: 1e-6 and our polish (Newton on the dual) takes its answer to floating point (on Du
+#: Adult with Top-(250, 250) rules: ``python -m benchmarks scs_defaults``,
+#: ``benchmarks/RESULTS.md``). Asking SCS itself for 1e-9 buys nothing after the polish.
+#: What makes SCS slow is a cell forced to 0 left in a component (``presolve=False``),
+#: not eps
 DEFAULT_OPTIONS = {
     "SCS": {"eps_abs": 1e-6, "eps_rel": 1e-6, "max_iters": 100_000},
     "ECOS": {"max_iters": 200},

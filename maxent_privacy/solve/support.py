@@ -105,16 +105,12 @@ GATE_SWEEPS = (20, 40)
 GATE_FALL = 2.5
 #: pieces of at least this many cells that fail the first reading are read again, over
 #: doubling spans of sweeps (:data:`GATE_SWEEPS_LARGE`, then twice as many sweeps each
-#: time, up to :data:`GATE_LAST_SWEEP`): their LP costs far more than the sweeps. Two
-#: overlapping Mondrian releases of 2,000 people make one piece of 78,395 cells. Its LP ran
-#: into its 60 s limit and found no zero, while 80 sweeps take 0.35 s. A joining sequence
-#: (``benchmarks/solvers.py --sequences``, seed 8) has a piece of 9,336 cells with no zero:
-#: its LP takes 7.6 s, while 640 sweeps take about 0.2 s. There the residual falls by 1.8,
-#: 2.3 and 2.6 over the spans from 40, 80 and 160 sweeps, then by 5.6 from 320.
+#: time, up to :data:`GATE_LAST_SWEEP`): their LP costs far more than the sweeps (two
+#: overlapping Mondrian releases of ``python -m benchmarks bounds --generalized``, the
+#: joining sequences of ``solvers --sequences``; ``git log -p benchmarks/RESULTS.md``).
 #: Fitting that converges slowly but linearly passes in some span. A residual that decays
-#: like 1 / sweeps (forced zeros) falls by only 2 in every span. Pieces of 2,000-3,000
-#: cells do not gain: their LPs take 0.3-2 s, and those seen did not pass by 640 sweeps
-#: while 640 sweeps cost 0.1-0.2 s.
+#: like 1 / sweeps (forced zeros) falls by only 2 in every span. Smaller pieces do not
+#: gain: their LPs are cheap, and those seen did not pass by the last span.
 GATE_LARGE_CELLS = 5_000
 #: the first span of the longer reading (sweeps from the start): the fitting goes on from
 #: the table the first reading left, so its first read is at ``GATE_SWEEPS[1]``
@@ -134,15 +130,14 @@ LP_TIME_LIMIT = 60.0
 #: solve's later proofs
 LP_BUDGET = 120.0
 #: HiGHS's method for the support LPs (None: its choice, the dual simplex). Its
-#: first-order method ("pdlp") was 2.5 times faster on the pieces of the 2,000-person
-#: sequences but stopped at the time limit on others that the simplex solved in seconds;
+#: first-order method ("pdlp") was faster on the pieces of some sequences but stopped at
+#: the time limit on others that the simplex solved in seconds;
 #: an answer of it that is not clean goes to the simplex (:func:`.forced_zeros.max_support`)
 LP_SOLVER = None
 #: support LPs of at least this many cells go to HiGHS's interior point method (with its
 #: crossover to a vertex, so every ``t`` is exactly 0 or 1): on the 53 support LPs of
-#: ``benchmarks/solvers.py --sequences`` seeds 2 and 8 (joining), the simplex was faster
-#: below ~1,400 cells and the IPM above (2,080 cells: 2.7 -> 1.4 s; 2,710: 3.8 -> 1.9 s;
-#: 9,336: 13.4 -> 8.2 s), with the same zeros on all 53
+#: ``python -m benchmarks solvers --sequences`` seeds 2 and 8 (joining), the simplex was
+#: faster below ~1,400 cells and the IPM above, with the same zeros on all 53
 LP_IPM_CELLS = 1_400
 #: the rule stands aside when more cells than this are free (its graphs would cost the
 #: memory of the flows' own, for pieces too large for an LP anyway)
