@@ -2,7 +2,7 @@
 
 The batched Newton of :mod:`.matrix_scaling` solves one small symmetric system per
 bucket and step, thousands of buckets at a time. numpy's batched ``linalg.solve`` and
-``matmul`` call their kernels once per matrix (~0.2 us each); with the stack as the last,
+``matmul`` call their kernels once per matrix (a fixed cost each); with the stack as the last,
 contiguous axis, every entry of every matrix is one vector operation over the stack
 instead, which is faster while the matrices are small:
 
