@@ -330,18 +330,19 @@ class _Planner:
     """The plan's state: the working table, the checks of the pooled releases (whole, or
     the components a repair touched), the history checked alone, the repair targets."""
 
-    def __init__(self, history, frame, roles: Roles, checker: Checker, options: PlanOptions):
-        self.history, self.frame, self.roles = history, frame, roles
+    def __init__(self, tables: tuple, roles: Roles, checker: Checker, options: PlanOptions, notes):
+        """``tables``: (history, the current table, the candidate's working table)."""
+        self.history, self.frame, self.work = tables
+        self.roles = roles
         self.qi, self.sa, self.group = roles.qi, roles.sa, roles.group
         self.person, self.counterfeits = roles.person, roles.counterfeits
         self.tau, self.m, self.adversary = checker.tau, checker.m, checker.adversary.name
         self.checker, self.options = checker, options
-        self.say, self.notes = checker.say, []
+        self.say, self.notes = checker.say, notes
         self.hist_table: pd.DataFrame | None = None
         self.hist_checked: set = set()
         self.floor: str | None = None  # why no posterior can go below tau, if known
         self._mates: dict | None = None
-        self.work: pd.DataFrame | None = None
 
     def release(self, work: pd.DataFrame) -> Bucketized:
         return Bucketized(
@@ -522,8 +523,7 @@ def plan_release(
     checker.say("candidate")
     notes: list[str] = []
     work, words = _candidate(history, frame, roles, m, _smallest_l(tau), n_values, opts.seed, notes)
-    planner = _Planner(history, frame, roles, checker, opts)
-    planner.notes, planner.work = notes, work
+    planner = _Planner((history, frame, work), roles, checker, opts, notes)
     if reasons and not checker.adversary.interval:
         planner.floor = f"tau is at most 1/{n_values}: below what the data allows"
     checker.say("utility of the candidate")
