@@ -8,6 +8,7 @@ import math
 import pytest
 
 from maxent_privacy import Bucketized, MaxEntModel, datasets, metrics
+from maxent_privacy._validation import ArgumentError
 
 
 @pytest.fixture(scope="module")
@@ -20,11 +21,13 @@ def result():
 
 @pytest.mark.parametrize("bad", ["abc", None, math.nan, 0, 1.5, True])
 def test_breaches_threshold(result, bad):
-    with pytest.raises(ValueError, match=r"threshold must be a number in \(0, 1\]"):
+    with pytest.raises(ArgumentError, match=r"^threshold must be a number in \(0, 1\], got "):
         metrics.breaches(result, bad)
 
 
 def test_breaches_by(result):
-    with pytest.raises(ValueError, match="by must be None, 'group', 'person' or 'class'"):
+    with pytest.raises(ArgumentError, match="^by must be None, 'group', 'person' or 'class'"):
         metrics.breaches(result, 0.5, by="people")
+    with pytest.raises(ArgumentError, match="^worst_case must be True or False, got 'x'$"):
+        metrics.breaches(result, 0.5, worst_case="x")
     assert len(metrics.breaches(result, 0.5, by="group")) > 0
