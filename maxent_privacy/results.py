@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from ._validation import check_choice
 from .numerics import entropy_terms
 
 __all__ = ["Certificate", "Result"]
@@ -190,12 +191,8 @@ class Result:
         Rows sum to 1. Rows are real people's: counterfeit records have no QI value.
         """
         m = self.model
-        if by is None:
-            keys = list(m.qi)
-        elif by == "group":
-            keys = list(m.qi) + [m.group]
-        else:
-            raise ValueError(f"by must be None or 'group', got {by!r}")
+        by = check_choice(by, "by", (None, "group"))
+        keys = list(m.qi) + ([m.group] if by == "group" else [])
         cells = self._cells[keys + [m.sa]].copy()
         cells["x"] = self.x
         if self._phantom.any():  # counterfeit records have no QI value

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._validation import check_choice, check_flag, check_threshold, reaches
 from ..errors import ReleaseError
 
 __all__ = [
@@ -125,11 +126,9 @@ def breaches(
       disease  lower  upper
     2     Flu    0.5    1.0
     """
-    ok = isinstance(threshold, (int, float, np.integer, np.floating))
-    if not ok or isinstance(threshold, bool) or not 0 < threshold <= 1:  # NaN too
-        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
-    if by not in (None, "group", "person", "class"):
-        raise ValueError(f"by must be None, 'group', 'person' or 'class', got {by!r}")
+    threshold = check_threshold(threshold)
+    by = check_choice(by, "by", (None, "group", "person", "class"))
+    worst_case = check_flag(worst_case, "worst_case")
     if worst_case:
         return _worst_case_breaches(result, threshold, by, options)
     if by == "person":
@@ -138,7 +137,7 @@ def breaches(
     post = result.posterior(by=by)
     keys = list(post.index.names)
     long = post.stack().rename("posterior").reset_index()
-    long = long[long["posterior"] >= threshold - 1e-9]
+    long = long[reaches(long["posterior"], threshold)]
     sizes = m.structure.records.groupby(keys, sort=True, observed=True).size().rename("records")
     long = long.merge(sizes.reset_index(), on=keys, how="left")
     return long.sort_values("posterior", ascending=False, kind="stable").reset_index(drop=True)
@@ -157,7 +156,7 @@ def _person_breaches(result, threshold: float) -> pd.DataFrame:
     post.index.name = "person"
     post.columns.name = m.sa
     long = post.stack().rename("posterior").reset_index()
-    long = long[long["posterior"] >= threshold - 1e-9]
+    long = long[reaches(long["posterior"], threshold)]
     return long.sort_values("posterior", ascending=False, kind="stable").reset_index(drop=True)
 
 
@@ -166,7 +165,7 @@ def _worst_case_breaches(result, threshold: float, by, options) -> pd.DataFrame:
     keep = ["maxent", "lower", "upper"] + (["records"] if "records" in frame else [])
     keep += ["exact"] if "exact" in frame else []
     long = frame[keep].rename(columns={"maxent": "posterior"}).reset_index()
-    long = long[long["upper"] >= threshold - 1e-9]
+    long = long[reaches(long["upper"], threshold)]
     return long.sort_values(["upper", "posterior"], ascending=False, kind="stable").reset_index(
         drop=True
     )

@@ -17,7 +17,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._validation import ArgumentError, check_choice
 from ..errors import KnowledgeError
+
+#: what a bounds frame's rows are: QI values (None), QI values and group, people or
+#: (record) classes; the glossary's ``by``
+BY = (None, "group", "person", "class")
 
 
 # ---------------------------------------------------------------- model access
@@ -136,7 +141,7 @@ def targets(model, by, values) -> _Targets:
     elif by == "group":
         keys = list(model.qi) + [model.group]
     else:
-        raise ValueError(f"by must be None, 'group', 'person' or 'class', got {by!r}")
+        check_choice(by, "by", BY)
     sub = cells.iloc[zc]
     groups = sub.groupby(keys, sort=True, observed=True)
     key_index = pd.MultiIndex.from_frame(groups.size().index.to_frame(index=False))
@@ -221,7 +226,8 @@ def _row_keys(model, by) -> list:
         return list(model.qi)
     if by == "group":
         return list(model.qi) + [model.group]
-    raise ValueError(f"by must be None, 'group', 'person' or 'class', got {by!r}")
+    check_choice(by, "by", BY)
+    raise ArgumentError(f"by={by!r} has no row keys: its rows are people")
 
 
 def pair_targets(model, by, pairs: pd.MultiIndex) -> _Targets:
@@ -238,7 +244,7 @@ def pair_targets(model, by, pairs: pd.MultiIndex) -> _Targets:
     sa = model.sa
     zc = np.flatnonzero(_person_mask(model))
     if pairs.nlevels < 2:
-        raise ValueError("pairs need the row's key levels and the sensitive value")
+        raise ArgumentError("pairs need the row's key levels and the sensitive value")
     sa_cells = cells[sa].to_numpy()[zc]
     v_index = pd.Index(pd.unique(sa_cells))
     want_v = v_index.get_indexer(pairs.get_level_values(-1))

@@ -26,14 +26,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._validation import REACHES, reaches
+from .._validation import check_threshold as _check_threshold
 from ..files import check_outputs, write_frame
 from .safety import spreadsheet_safe
 
 __all__ = ["per_person", "risk_summary", "risk_table", "write_risk_table"]
 
-#: rounding noise of a probability (the table itself decides on values rounded to 4
-#: decimals: :data:`~maxent_privacy.report.likeliest.DIGITS`)
-TOL = 1e-9
+#: rounding noise of a probability: the one 'reaches the threshold' tolerance (the table
+#: itself decides on values rounded to 4 decimals:
+#: :data:`~maxent_privacy.report.likeliest.DIGITS`)
+TOL = REACHES
 #: the table's own columns (every column :func:`risk_table` adds must be here): a
 #: release's column of the same name is shown with the prefix ``release_`` instead
 _RESERVED = {"value", "maxent", "lower", "upper", "at_risk", "records", "tied", "identity"}
@@ -41,14 +44,10 @@ _RESERVED = {"value", "maxent", "lower", "upper", "at_risk", "records", "tied", 
 PREFIX = "release_"
 
 
-def check_threshold(threshold) -> float:
-    try:
-        t = float(threshold)
-    except (TypeError, ValueError):
-        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}") from None
-    if not 0 < t <= 1:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
-    return t
+def check_threshold(threshold, name: str = "threshold") -> float:
+    """``threshold`` as a float in (0, 1] (:func:`maxent_privacy._validation.check_threshold`,
+    kept here for the report's callers)."""
+    return _check_threshold(threshold, name)
 
 
 def per_person(result) -> bool:
@@ -214,7 +213,7 @@ def risk_table(
         nonsensitive = () if nonsensitive is None else (nonsensitive,)
     table = _core(result, tuple(nonsensitive), bounds, progress).copy()
     table.attrs = {k: type(v)(v) for k, v in table.attrs.items()}
-    table["at_risk"] = table["maxent"].to_numpy() >= threshold
+    table["at_risk"] = reaches(table["maxent"].to_numpy(dtype=float), threshold)
     for col in ("tied", "identity"):  # after at_risk: the columns before it as they were
         table[col] = table.pop(col)
     order = np.argsort(-table["maxent"].to_numpy(dtype=float), kind="stable")
@@ -269,13 +268,13 @@ def risk_summary(result, threshold: float = 0.5, table: pd.DataFrame | None = No
         "people": int(people),
         "people_at_risk": int(people_at),
         "classes": None if by_group is None else len(by_group),
-        "classes_at_risk": None if by_group is None else int((by_group >= threshold).sum()),
+        "classes_at_risk": None if by_group is None else int(reaches(by_group, threshold).sum()),
         "qi_values": len(by_qi),
-        "qi_values_at_risk": int((by_qi >= threshold).sum()),
+        "qi_values_at_risk": int(reaches(by_qi, threshold).sum()),
         "per_person": weight is None,
     }
     if "upper" in table:
-        worst = table["upper"].to_numpy(dtype=float) >= threshold
+        worst = reaches(table["upper"].to_numpy(dtype=float), threshold)
         out["people_at_risk_worst_case"] = int(
             weight[worst].sum() if weight is not None else worst.sum()
         )

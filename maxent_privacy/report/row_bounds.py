@@ -27,6 +27,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .._validation import check_choice
+
 __all__ = ["AUTO_ROWS", "AUTO_SECONDS", "MODES", "check_mode", "row_bounds"]
 
 MODES = ("auto", "all", "none")
@@ -39,9 +41,9 @@ ALL_SECONDS = 7 * 24 * 3600.0
 
 
 def check_mode(mode) -> str:
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"bounds must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
-    return mode
+    """``mode`` if it is one of :data:`MODES` (the report's ``bounds``), else an
+    :class:`~maxent_privacy._validation.ArgumentError`."""
+    return check_choice(mode, "bounds", MODES)
 
 
 def _to_person(found: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

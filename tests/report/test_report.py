@@ -18,6 +18,7 @@ from browser import CHROMIUM, chromium
 from paper_models import figure1_result
 
 from maxent_privacy import Bucketized, MaxEntModel, datasets, metrics
+from maxent_privacy._validation import ArgumentError
 from maxent_privacy.cli import main
 from maxent_privacy.report import render_report, risk_summary, risk_table
 
@@ -146,7 +147,7 @@ def test_bounds_columns_follow_the_bounds_mode():
     bare = risk_table(result, 0.99, bounds="none")
     assert "lower" not in bare and "upper" not in bare
     assert "people_at_risk_worst_case" not in risk_summary(result, 0.99, bare)
-    with pytest.raises(ValueError, match="bounds must be one of 'auto', 'all', 'none'"):
+    with pytest.raises(ArgumentError, match="^bounds must be 'auto', 'all' or 'none', got 'some'$"):
         risk_table(result, 0.99, bounds="some")
 
 
