@@ -103,6 +103,7 @@ class Solves:
         self.model, self.values, self.solver = model, values, solver
         self.support = support
         self.rounds = 0
+        self.last = None  # the Result of the last round
 
     def solve(self, p: np.ndarray, presolve: bool = True):
         # the prior of real people's classes (counterfeit records' phantoms: flat)
@@ -117,8 +118,9 @@ class Solves:
         return self.support.table(self.last)
 
     def final(self, p: np.ndarray):
-        """The certified Result of the last round (``p``: its prior)."""
-        return self.last
+        """The certified Result of the round with prior ``p``: the last one solved (each
+        round is a full certified solve), else a solve with ``p``."""
+        return self.last if self.last is not None else self.solve(p)
 
     def snapshot(self):
         """What a failed round must not change (here: nothing; each round solves anew)."""
