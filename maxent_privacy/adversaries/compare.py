@@ -60,6 +60,7 @@ import scipy.sparse as sp
 
 from .._validation import REACHES, ArgumentError, check_choice, check_threshold
 from ..errors import KnowledgeError, ReleaseError
+from ..knowledge.normalise import as_knowledge
 from .builtin import class_bounds, class_estimate, without_facts
 from .metrics import estimation_accuracy
 from .registry import ADVERSARY_REGISTRY, Adversary, class_of, get_adversary
@@ -221,28 +222,18 @@ def _chosen(adversaries, model, bounds: str, exact: bool) -> list[Adversary]:
 
 
 # ------------------------------------------------------------------ the models
-def _add_knowledge(model, knowledge) -> None:
-    """Add ``knowledge`` to ``model``: a callable of the model, (name, constraint) pairs,
-    or anything ``model.add`` takes."""
-    if callable(knowledge) and not hasattr(knowledge, "_maxent_facts_"):
-        knowledge = knowledge(model)
-    items = knowledge if isinstance(knowledge, list) else [knowledge]
-    for item in items:
-        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
-            model.add(item[1], name=item[0])
-        else:
-            model.add(item)
-
-
 def _stated(model, knowledge):
     """The model with every fact (its own and ``knowledge``), or the model itself."""
     if knowledge is None:
+        return model
+    add = as_knowledge(knowledge)
+    if add is None:
         return model
     stated = without_facts(model)
     same = sp.identity(model.n_cells, format="csr")
     stated.facts = [f.remapped(same, model.x, stated.x) for f in model.facts]
     try:
-        _add_knowledge(stated, knowledge)
+        add(stated)
     except KnowledgeError as err:
         if "is not this model's" in str(err):
             raise KnowledgeError(
@@ -428,10 +419,11 @@ def compare_adversaries(
         made from: anonymizers keep its row labels).
     knowledge : optional
         More knowledge for the ``knowledge`` (and learned, and bounds) adversary, added
-        to a copy of the model (the model is not changed): what ``model.add`` takes that
-        is not built on one model's variable (``rules.top(k, k)``, vague or soft
-        knowledge), (name, constraint) pairs, or a function ``f(m)`` returning them
-        built with ``m.P(...)``.
+        to a copy of the model (the model is not changed), read as everywhere
+        (:func:`~maxent_privacy.knowledge.normalise.as_knowledge`): knowledge-file text or
+        a Path to a file, Statements, what ``model.add`` takes that is not built on one
+        model's variable (``rules.top(k, k)``, vague or soft knowledge), (name, constraint)
+        pairs, or a function ``f(m)`` returning them built with ``m.P(...)``.
     by : "person" (default) or "class"
         Rows per person (a release without person ids: per record, by row label) with
         each individual's bounds, or per record class with its share's bounds

@@ -74,7 +74,8 @@ from .._validation import (
     check_seconds,
     check_threshold,
 )
-from ..errors import KnowledgeError, MaxEntError, ReleaseError
+from ..errors import MaxEntError, ReleaseError
+from ..knowledge.normalise import as_knowledge
 from ..releases.bucketized import Bucketized
 from ..releases.checks import shorten
 from .anatomy import anatomize
@@ -220,37 +221,6 @@ def _same_values(history: list[Bucketized], frame: pd.DataFrame, sa: str, person
             f"{where(was['r'])} and {shorten(plain(v))} in {where(r)}; pooled releases follow "
             "one value per person (give a changed person a new id)"
         )
-
-
-def _knowledge(knowledge) -> Callable | None:
-    """``knowledge`` as a function adding it to a model (None: no knowledge)."""
-    if knowledge is None:
-        return None
-    if callable(knowledge):
-        return knowledge
-    from ..knowledge.parser import apply_knowledge, parse_knowledge
-    from ..knowledge.syntax import Statement
-
-    items = [knowledge] if isinstance(knowledge, str) else knowledge
-    if not hasattr(items, "__iter__") or isinstance(items, (dict, pd.DataFrame)):
-        raise KnowledgeError(
-            "knowledge must be None, knowledge text, a list of statements (text lines or "
-            f"parsed Statements) or a function of the model, got {type(knowledge).__name__}"
-        )
-    statements = []
-    for k, item in enumerate(items, start=1):
-        if isinstance(item, Statement):
-            statements.append(item)
-        elif isinstance(item, str):
-            statements += parse_knowledge(item, source=f"knowledge[{k}]")
-        else:
-            raise KnowledgeError(
-                f"knowledge item {k} is a {type(item).__name__}; give statements in the "
-                "knowledge-file syntax (text) or parsed Statements"
-            )
-    if not statements:
-        return None
-    return lambda model: apply_knowledge(model, statements)
 
 
 def _say(progress) -> Callable[[str], None]:
@@ -491,9 +461,9 @@ def plan_release(
     tau : the threshold in (0, 1].
     m : None, or the number of possible values every person keeps (at least 2; more
         than the distinct sensitive values is a ``ReleaseError``: no release can pass).
-    knowledge : None; statements in the knowledge-file syntax (a text, or a list of
-        texts or parsed Statements, see :mod:`maxent_privacy.knowledge.parser`); or a
-        function of the model that adds facts to it (called on every model built).
+    knowledge : None; anything :func:`~maxent_privacy.knowledge.normalise.as_knowledge`
+        reads: knowledge-file text or a Path, parsed Statements, facts, or a function of
+        the model that adds facts to it (called on every model built).
     adversary : a registered adversary that plans
         (:data:`~maxent_privacy.adversaries.ADVERSARY_REGISTRY`): "maxent" (default),
         "learned", "worst" or one registered by the user (its ``upper`` reading is checked).
@@ -514,7 +484,7 @@ def plan_release(
     history = _history(history, roles.qi, sa)
     _same_values(history, frame, sa, person)
     checker = Checker(
-        tau, m, adversary, _knowledge(knowledge), time_limit=opts.time_limit,
+        tau, m, adversary, as_knowledge(knowledge), time_limit=opts.time_limit,
         progress=_say(opts.progress),
     )  # fmt: skip
     seen = pd.concat([frame[sa], *(r.frame[r.sa] for r in history)]).unique().tolist()

@@ -121,7 +121,7 @@ def test_the_checker_agrees_with_enumeration():
         r1 = Bucketized(t1.assign(g=[1, 1, 2, 2, 3, 3, 3]), ["age"], "d", "g", "id")
         t2 = pd.concat([t1.iloc[2:], table([8], [30], [values[0]])])
         with _quiet():
-            r2 = history_guided(r1, t2, l=2, seed=1)
+            r2 = history_guided(t2, ["age"], "d", l=2, history=r1, group="g", seed=1)
         out = Checker(tau=0.5, m=3, adversary="maxent").check([r1, r2])
         truth = possible_values([r1, r2])
         for p, row in out.table.iterrows():
@@ -153,7 +153,7 @@ def leaving():
 def test_the_history_guided_candidate_fails_and_is_repaired(leaving):
     first, t2 = leaving
     with _quiet():
-        plain = history_guided(first, t2, l=3)
+        plain = history_guided(t2, first.qi, first.sa, l=3, history=first, group=first.group)
     worlds = possible_values([first, plain])
     assert worlds[4] == {"flu"}  # the candidate tells 4's value: its group lost a flu
     release, report = plan_release([first], t2, ["age"], "d", tau=0.5, person="id")
@@ -173,10 +173,10 @@ def test_the_m_invariant_candidate_fails_under_knowledge_and_is_repaired():
     """Newcomers 7 (hiv) and 8 (flu) form an m-invariant group {flu, hiv}; knowing that
     7 (age 80) has no flu tells both values. A counterfeit cold repairs them."""
     t1 = table([1, 2, 3, 4, 5, 6], [20, 30, 40, 50, 60, 70], ["flu", "hiv", "cold"] * 2)
-    r1 = m_invariant(None, t1, ["age"], "d", 2, person="id")
+    r1 = m_invariant(t1, ["age"], "d", m=2, person="id")
     t2 = pd.concat([t1, table([7, 8], [80, 90], ["hiv", "flu"])])
     fact = 'P(d = "flu" | age = 80) = 0'
-    plain = m_invariant([r1], t2, ["age"], "d", 2, person="id")
+    plain = m_invariant(t2, ["age"], "d", m=2, history=[r1], person="id")
     assert possible_values([r1, plain], exclude=[([7], "flu")])[8] == {"flu"}
     release, report = plan_release(
         [r1], t2, ["age"], "d", tau=0.6, m=2, knowledge=[fact], person="id", queries=QUERIES
@@ -308,8 +308,8 @@ T1 = table([1, 2, 3, 4], [20, 30, 40, 50], ["flu", "hiv", "cold", "flu"])
         ({"time_limit": 0}, ArgumentError, "time_limit must be a finite number of seconds > 0"),
         ({"progress": "yes"}, ArgumentError, "progress must be None"),
         ({"knowledge": 3}, KnowledgeError, "knowledge must be None"),
-        ({"knowledge": [3]}, KnowledgeError, "knowledge item 1 is a int"),
-        ({"knowledge": ["P(d = "]}, KnowledgeFileError, r"knowledge\[1\]:1:6: expected a value"),
+        ({"knowledge": [3]}, KnowledgeError, r"knowledge\[0\] is a int"),
+        ({"knowledge": ["P(d = "]}, KnowledgeFileError, r"knowledge\[0\]:1:6: expected a value"),
         ({"history": "r1.csv"}, ReleaseError, "history must be a list"),
         ({"history": [T1]}, ReleaseError, "release 1 of the history is a DataFrame"),
         ({"time_limit": float("nan")}, ArgumentError, "time_limit must be a finite number"),
