@@ -52,7 +52,15 @@ def add_distributed_parser(sub, epilog: str | None = None, formatter=None) -> No
     p.add_argument("--sa", required=True, metavar="COL", help="sensitive column")
     p.add_argument("--group", required=True, metavar="COL", help="group (bucket) column")
     p.add_argument("--person", required=True, metavar="COL", help="person id column")
-    p.add_argument("--out", required=True, metavar="FOLDER", help="results folder")
+    p.add_argument(
+        "--out", required=True, metavar="FOLDER",
+        help="results folder (never an input, nor inside or around one; an existing folder "
+        "is replaced only when this command wrote it, or with --overwrite)",
+    )  # fmt: skip
+    p.add_argument(
+        "--overwrite", action="store_true",
+        help="replace --out even when it holds files this command did not write",
+    )  # fmt: skip
     p.add_argument(
         "--scheduler",
         metavar="ADDRESS",
@@ -122,10 +130,12 @@ def run_distributed(args, out) -> int:
     from pathlib import Path
 
     from ..distributed.build import build_distributed
+    from ..distributed.output import check_out_folder
     from ..distributed.releases import DaskBucketized
     from ..distributed.solve import solve_distributed
 
     t0 = time.perf_counter()
+    check_out_folder(Path(args.out), args.release, args.overwrite)  # before any work
     frames = [_read(path) for path in args.release]
     client, cluster = _client(args)
     try:
@@ -137,7 +147,8 @@ def run_distributed(args, out) -> int:
         structure = build_distributed(rels, client)
         result = solve_distributed(
             structure, Path(args.out), client=client, threshold=args.threshold,
-            max_worker_cells=args.max_worker_cells,
+            max_worker_cells=args.max_worker_cells, inputs=args.release,
+            overwrite=args.overwrite,
         )  # fmt: skip
     finally:
         client.close()

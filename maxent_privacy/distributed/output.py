@@ -5,9 +5,13 @@ and renamed when complete.
 their parts into it with :func:`write_part` (each part itself under a temporary name,
 renamed: a task run twice after a worker was lost rewrites the same part whole);
 :meth:`ResultFolder.commit` checks that every expected part is there, writes the
-certificate, and renames the folder over the target (an existing folder is moved aside
-first and removed after the rename). Until then the target is untouched; on failure
-:meth:`ResultFolder.discard` removes the temporary folder. On a real cluster the folder
+certificate and the marker of a results folder of ours (:data:`MARKER`), and renames the
+folder over the target (an existing folder is moved aside first and removed after the
+rename). Nothing of the user's is replaced: a target that is, contains or is inside an
+input is refused (:func:`check_out_folder`), and so is an existing folder without our
+marker (one the package did not write) unless ``overwrite`` (an empty one is taken).
+Until then the target is untouched; on failure :meth:`ResultFolder.discard` removes the
+temporary folder. On a real cluster the folder
 must be on a file system every worker and the client see (NFS, Lustre, a mounted bucket).
 
 >>> import tempfile, pathlib, pandas as pd
@@ -16,11 +20,12 @@ must be on a file system every worker and the client see (NFS, Lustre, a mounted
 >>> write_part(folder.temp / "posterior", "part-00000", pd.DataFrame({"person": [1]}))
 >>> folder.commit({"posterior": 1}, {"ok": True})
 >>> sorted(p.name for p in target.iterdir())
-['certificate.json', 'posterior']
+['.maxent_privacy_results', 'certificate.json', 'posterior']
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -30,11 +35,59 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import OutputError
+from ..errors import OutputError, SameFileError
 from ..files import write_frame, write_text
 from ..numerics import entropy_terms
 
-__all__ = ["ResultFolder", "risk_rows", "write_part"]
+__all__ = ["MARKER", "ForeignFolder", "ResultFolder", "check_out_folder", "risk_rows", "write_part"]
+
+#: the file that makes a folder a results folder of ours (replaceable by the next run)
+MARKER = ".maxent_privacy_results"
+
+
+class ForeignFolder(SameFileError):
+    """The results folder exists and was not written by the package (no marker): it is
+    not replaced unless ``overwrite`` (``--overwrite``)."""
+
+
+def _inputs(inputs) -> list[Path]:
+    """Every existing path an input names (a glob: each file it matches)."""
+    out = []
+    for item in inputs or ():
+        text = os.fspath(item)
+        matched = glob.glob(text) if glob.has_magic(text) else [text]
+        out += [Path(m) for m in matched if os.path.exists(m)]
+    return out
+
+
+def check_out_folder(target, inputs=(), overwrite: bool = False) -> None:
+    """Refuse ``target`` as a results folder, before anything is written, when it is,
+    contains or is inside one of ``inputs`` (a :class:`~maxent_privacy.errors.SameFileError`
+    naming both paths), or when it exists, is not empty and has no :data:`MARKER` (a
+    :class:`ForeignFolder`, unless ``overwrite``)."""
+    target = Path(target)
+    where = target.resolve()
+    for path in _inputs(inputs):
+        got = path.resolve()
+        how = (
+            "is" if got == where
+            else "is inside" if got in where.parents
+            else "contains" if where in got.parents
+            else None
+        )  # fmt: skip
+        if how:
+            raise SameFileError(
+                f"the results folder {target} {how} the input {path}: an output never "
+                "replaces or holds an input; give another folder"
+            )
+    if target.is_dir() and not (target / MARKER).is_file() and not overwrite:
+        if any(target.iterdir()):
+            raise ForeignFolder(
+                f"the results folder {target} exists and was not written by maxent-privacy "
+                "(its files would be deleted); give a new folder, or --overwrite "
+                "(overwrite=True) to replace it"
+            )
+
 
 #: a probability within this of the largest counts as tied with it
 TIED = 1e-9
@@ -51,8 +104,9 @@ def write_part(folder, name: str, frame: pd.DataFrame) -> None:
 class ResultFolder:
     """A results folder under construction (see the module)."""
 
-    def __init__(self, target):
+    def __init__(self, target, inputs=(), overwrite: bool = False):
         self.target = Path(target)
+        check_out_folder(self.target, inputs, overwrite)
         if self.target.exists() and not self.target.is_dir():
             raise OutputError(f"cannot write {self.target}: it is a file, not a folder")
         parent = self.target.parent
@@ -81,6 +135,7 @@ class ResultFolder:
             )
         text = json.dumps(certificate, indent=1, default=float)
         write_text(self.temp / "certificate.json", text + "\n")
+        write_text(self.temp / MARKER, "a results folder of maxent-privacy distributed\n")
         old = None
         if self.target.exists():
             old = self.target.parent / f".{self.target.name}.{uuid.uuid4().hex}.old"

@@ -35,6 +35,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from .._validation import check_threshold
 from ..errors import SolverFailed
 from ..results import Certificate
 from .build import LONG_GROUP, PERSON, RELEASE, DistributedStructure, S, popcount
@@ -174,17 +175,25 @@ def solve_distributed(
     max_worker_cells: int | None = None,
     cg_partitions: int | None = None,
     cg_options: dict | None = None,
+    inputs=(),
+    overwrite: bool = False,
 ) -> DistributedResult:
     """Solve every component (see the module) and write the results folder ``out``.
+
+    ``out`` never replaces anything of the user's: it is refused when it is, contains or
+    is inside one of ``inputs`` (the releases' paths), and when it exists without the
+    marker of a results folder of ours unless ``overwrite``
+    (:func:`~.output.check_out_folder`). ``threshold`` is in (0, 1].
 
     ``max_worker_cells``: components with more cells are solved by the distributed
     Newton-CG (:mod:`.cg`; 0 forces it on every component), over ``cg_partitions``
     partitions of their classes (default: as the classes are partitioned).
     ``cg_options``: passed to :func:`~.cg.newton_cg` (``tol``, ``max_iter``...).
     """
+    threshold = check_threshold(threshold)
     client = structure.client if client is None else client
     limit = worker_cells(client) if max_worker_cells is None else int(max_worker_cells)
-    folder = ResultFolder(out)
+    folder = ResultFolder(out, inputs, overwrite)
     try:
         return _solve(structure, folder, client, tol, threshold, limit, cg_partitions,
                       cg_options or {})  # fmt: skip
