@@ -33,12 +33,14 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from .errors import MaxEntError
+from .errors import KnowledgeError, MaxEntError, ReleaseError
 
 __all__ = [
     "REACHES",
     "ArgumentError",
     "ArgumentTypeError",
+    "KnowledgeArgumentError",
+    "ReleaseArgumentError",
     "aliased",
     "check_choice",
     "check_columns",
@@ -78,6 +80,18 @@ class ArgumentTypeError(ArgumentError, TypeError):
     :class:`ArgumentError`."""
 
 
+class ReleaseArgumentError(ArgumentError, ReleaseError):
+    """An argument about a release (a group size, a number of queries, ``r``) where an
+    earlier version raised a ``ReleaseError``: an :class:`ArgumentError`, and still a
+    ``ReleaseError`` for the code that catches one."""
+
+
+class KnowledgeArgumentError(ArgumentError, KnowledgeError):
+    """An argument about knowledge (``knowledge`` itself, a prior's ``alpha``, ``f_max``)
+    where an earlier version raised a ``KnowledgeError``: an :class:`ArgumentError`, and
+    still a ``KnowledgeError``."""
+
+
 def shown(value, limit: int = 60) -> str:
     """``repr(value)``, cut to ``limit`` characters."""
     text = repr(value)
@@ -103,9 +117,17 @@ def _real(value) -> bool:
 
 
 def check_number(
-    value, name: str, *, minimum: float | None = None, maximum: float | None = None
+    value,
+    name: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    error: type[ArgumentError] = ArgumentError,
 ) -> float:
-    """``value`` as a finite float within ``[minimum, maximum]`` (either may be None)."""
+    """``value`` as a finite float within ``[minimum, maximum]`` (either may be None).
+
+    Every check takes ``error``, the :class:`ArgumentError` subclass to raise (say
+    :class:`ReleaseArgumentError` where a ``ReleaseError`` was raised before)."""
     ok = _real(value) and math.isfinite(float(value))
     ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
     if not ok:
@@ -118,21 +140,25 @@ def check_number(
             if minimum is not None
             else ""
         )
-        raise ArgumentError(f"{name} must be a finite number{span}, got {shown(value)}")
+        raise error(f"{name} must be a finite number{span}, got {shown(value)}")
     return float(value)
 
 
-def check_probability(value, name: str = "p") -> float:
+def check_probability(
+    value, name: str = "p", *, error: type[ArgumentError] = ArgumentError
+) -> float:
     """``value`` as a float in [0, 1]."""
     if not _real(value) or not 0.0 <= float(value) <= 1.0:  # NaN fails both comparisons
-        raise ArgumentError(f"{name} must be a probability in [0, 1], got {shown(value)}")
+        raise error(f"{name} must be a probability in [0, 1], got {shown(value)}")
     return float(value)
 
 
-def check_threshold(value, name: str = "threshold") -> float:
+def check_threshold(
+    value, name: str = "threshold", *, error: type[ArgumentError] = ArgumentError
+) -> float:
     """``value`` as a float in (0, 1]: the posterior at which a person is at risk."""
     if not _real(value) or not 0.0 < float(value) <= 1.0:
-        raise ArgumentError(f"{name} must be a number in (0, 1], got {shown(value)}")
+        raise error(f"{name} must be a number in (0, 1], got {shown(value)}")
     return float(value)
 
 
@@ -141,14 +167,38 @@ def reaches(p, threshold: float):
     return np.asarray(p) >= threshold - REACHES if np.ndim(p) else p >= threshold - REACHES
 
 
-def check_integer(value, name: str, *, minimum: int | None = None) -> int:
-    """``value`` as an int (a whole number, not a bool), at least ``minimum``."""
+def check_integer(
+    value,
+    name: str,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    error: type[ArgumentError] = ArgumentError,
+) -> int:
+    """``value`` as an int (a whole number, not a bool), at least ``minimum`` and at most
+    ``maximum`` (either may be None).
+
+    >>> check_integer(3, "qd", minimum=1, maximum=2)
+    Traceback (most recent call last):
+    ...
+    maxent_privacy._validation.ArgumentError: qd must be a whole number in [1, 2], got 3
+    """
+    given = value  # as shown in a message (1.0, not 1)
     whole = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-    if not whole and _real(value) and float(value).is_integer():
-        whole, value = True, int(value)
-    if not whole or (minimum is not None and value < minimum):
-        at_least = "" if minimum is None else f" >= {minimum}"
-        raise ArgumentError(f"{name} must be a whole number{at_least}, got {shown(value)}")
+    if not whole and _real(value) and float(value).is_integer() and abs(value) <= 2**53:
+        whole, value = True, int(value)  # a float that is exactly a whole number
+    low = whole and minimum is not None and value < minimum
+    if not whole or low or (maximum is not None and value > maximum):
+        span = (
+            f" in [{minimum}, {maximum}]"
+            if minimum is not None and maximum is not None
+            else f" >= {minimum}"
+            if minimum is not None
+            else f" <= {maximum}"
+            if maximum is not None
+            else ""
+        )
+        raise error(f"{name} must be a whole number{span}, got {shown(given)}")
     return int(value)
 
 
@@ -170,14 +220,16 @@ def check_seconds(
     return float(value)
 
 
-def check_choice(value, name: str, choices: Iterable):
+def check_choice(
+    value, name: str, choices: Iterable, *, error: type[ArgumentError] = ArgumentError
+):
     """``value`` if it is one of ``choices`` (compared with ``==``), else an error listing
     them (the first ten)."""
     choices = list(choices)
     for c in choices:
         if value is c or (type(value) is type(c) and value == c):
             return c
-    raise ArgumentError(f"{name} must be {listed(choices)}, got {shown(value)}")
+    raise error(f"{name} must be {listed(choices)}, got {shown(value)}")
 
 
 _TRUE = {"true", "yes", "y", "1", "t"}

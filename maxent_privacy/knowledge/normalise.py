@@ -34,7 +34,7 @@ True
 >>> as_knowledge({"Flu": 0.3})
 Traceback (most recent call last):
 ...
-maxent_privacy.knowledge.normalise.KnowledgeArgumentError: knowledge must be None, \
+maxent_privacy._validation.KnowledgeArgumentError: knowledge must be None, \
 knowledge text, a Path to a knowledge file, a Statement, a fact (m.P(...) == p), a \
 function of the model or a list of these, got a dict
 """
@@ -44,7 +44,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .._validation import ArgumentError, shown
+from .._validation import KnowledgeArgumentError, shown
 from ..errors import KnowledgeError
 from .parser import apply_knowledge, load_knowledge, parse_knowledge
 from .syntax import KnowledgeFileError, Statement
@@ -55,12 +55,6 @@ _TAKES = (
     "None, knowledge text, a Path to a knowledge file, a Statement, a fact (m.P(...) == p), "
     "a function of the model or a list of these"
 )
-
-
-class KnowledgeArgumentError(ArgumentError, KnowledgeError):
-    """``knowledge`` (or one of its items) is not a kind of knowledge: an
-    :class:`~maxent_privacy._validation.ArgumentError`, and a ``KnowledgeError`` as the
-    readers it replaces raised."""
 
 
 def _is_fact(item) -> bool:
@@ -189,7 +183,7 @@ outside [0, 1] (near '1.5')
     >>> as_knowledge(['P(disease = "Flu") = 0.3', 0.3])
     Traceback (most recent call last):
     ...
-    maxent_privacy.knowledge.normalise.KnowledgeArgumentError: knowledge[1] is a float; \
+    maxent_privacy._validation.KnowledgeArgumentError: knowledge[1] is a float; \
 knowledge must be None, knowledge text, a Path to a knowledge file, a Statement, a fact \
 (m.P(...) == p), a function of the model or a list of these
     """
