@@ -22,6 +22,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from .._validation import KnowledgeArgumentError, ReleaseArgumentError, check_integer, shown
 from ..errors import KnowledgeError, ReleaseError
 from ..releases.checks import check_cells, check_frame, check_label, check_missing, check_unique
 
@@ -43,10 +44,9 @@ def scalar(value):
 
 
 def check_int(value, name: str, least: int) -> int:
-    """An integer argument of at least ``least`` (not a bool, not a float)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise ReleaseError(f"{name} must be an integer of at least {least}, got {value!r}")
-    return int(value)
+    """A whole-number argument of at least ``least`` (not a bool):
+    :func:`~maxent_privacy._validation.check_integer`, a ``ReleaseError`` too."""
+    return check_integer(value, name, minimum=least, error=ReleaseArgumentError)
 
 
 def is_number(value) -> bool:
@@ -80,11 +80,9 @@ def check_group(group, priors, who: str) -> None:
 
 
 def check_r(r) -> None:
-    """``r`` must be a finite number above 1 (ReleaseError otherwise)."""
-    if isinstance(r, bool) or not isinstance(r, (int, float, Fraction, np.integer, np.floating)):
-        raise ReleaseError(f"r must be a number above 1, got {r!r}")
-    if not r > 1 or not math.isfinite(float(r)):
-        raise ReleaseError(f"r must be a number above 1, got {r!r}")
+    """``r`` must be a finite number above 1 (an ArgumentError, and a ReleaseError)."""
+    if not is_number(r) or not math.isfinite(float(r)) or not r > 1:
+        raise ReleaseArgumentError(f"r must be a number above 1, got {shown(r)}")
 
 
 def _not_whole(sig, total, other) -> None:
@@ -231,8 +229,8 @@ class Prior:
             check_label(col, "a prior attribute" if col is not sa else "sa")
             if col not in frame.columns:
                 raise KnowledgeError(f"column {col!r} is not in the table")
-        if not is_number(alpha) or not alpha >= 0 or not math.isfinite(alpha):
-            raise KnowledgeError(f"alpha must be a finite number >= 0, got {alpha!r}")
+        if not is_number(alpha) or not math.isfinite(alpha) or not alpha >= 0:
+            raise KnowledgeArgumentError(f"alpha must be a finite number >= 0, got {shown(alpha)}")
         columns = attributes + [sa]
         roles = ["prior attribute"] * len(attributes) + ["sensitive"]
         check_unique(frame, columns)

@@ -48,9 +48,16 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .._validation import (
+    KnowledgeArgumentError,
+    ReleaseArgumentError,
+    check_integer,
+    check_probability,
+    check_threshold,
+)
 from ..errors import KnowledgeError, ReleaseError
 from ..releases.bucketized import Bucketized
-from .prior import Prior, as_priors, check_group, check_int, check_r, is_number, scalar
+from .prior import Prior, as_priors, check_group, check_int, check_r, scalar
 from .worlds import (
     MAX_STATES,
     compare_posteriors,
@@ -90,12 +97,10 @@ def delta_ceil(N: int, r, f_max):
     0.0474
     """
     check_r(r)
-    if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or N < 1:
-        raise ReleaseError(f"the group size N must be a positive integer, got {N!r}")
+    N = check_integer(N, "the group size N", minimum=1, error=ReleaseArgumentError)
     if N < r:
-        raise ReleaseError(f"group size N={N} is below r={r} (Definition 7 needs N >= r)")
-    if not is_number(f_max) or not 0 <= f_max <= 1:
-        raise KnowledgeError(f"f_max must be a probability in [0, 1], got {f_max!r}")
+        raise ReleaseArgumentError(f"group size N={N} is below r={r} (Definition 7 needs N >= r)")
+    check_probability(f_max, "f_max", error=KnowledgeArgumentError)  # a Fraction stays one
     if f_max == 1:
         return f_max * 0
     return (N - r) * f_max / (f_max * (r - 1) / (1 - f_max) + (N - 1))
@@ -334,17 +339,13 @@ def query_error(
     if not isinstance(release, Bucketized):
         raise ReleaseError(f"query_error needs a Bucketized release, got {type(release).__name__}")
     queries = check_int(queries, "queries", 1)
-    if not is_number(selectivity) or not 0 < selectivity <= 1:
-        raise ReleaseError(f"selectivity must be a number in (0, 1], got {selectivity!r}")
+    check_threshold(selectivity, "selectivity", error=ReleaseArgumentError)
     frame = release.frame
     real = ~release.is_counterfeit  # counterfeit records: published values, no one's QI
     people = release.people
     if qd is None:
         qd = min(3, len(release.qi))
-    elif isinstance(qd, bool) or not isinstance(qd, (int, np.integer)):
-        raise ReleaseError(f"qd must be an integer between 1 and {len(release.qi)}, got {qd!r}")
-    if not 1 <= qd <= len(release.qi):
-        raise ReleaseError(f"qd must be an integer between 1 and {len(release.qi)}, got {qd!r}")
+    qd = check_integer(qd, "qd", minimum=1, maximum=len(release.qi), error=ReleaseArgumentError)
     rng = np.random.default_rng(seed)
     cols = release.qi + [release.sa]
     codes, sizes, numeric = {}, {}, {}
@@ -381,7 +382,9 @@ def query_error(
         est = (q_g * s_g / n_g).sum()
         errors.append(abs(est - actual) / actual)
     if not errors:
-        raise ValueError("every query had an actual count of 0; raise the selectivity")
+        raise ReleaseArgumentError(
+            f"every query had an actual count of 0 at selectivity={selectivity!r}; raise it"
+        )
     return float(np.mean(errors))
 
 

@@ -20,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from .._validation import ReleaseArgumentError, check_choice
 from ..errors import KnowledgeError, ReleaseError
 from ..releases.bucketized import Bucketized
 from .prior import Prior, check_group, check_int, is_number
@@ -339,8 +340,7 @@ def exact_posterior(
         raise ReleaseError(f"a group must be a pandas DataFrame, got {type(group).__name__}")
     if not isinstance(prior, Prior):
         raise KnowledgeError(f"exact_posterior needs a Prior, got {type(prior).__name__}")
-    if not isinstance(method, str) or method not in ("auto", "exact", "monte carlo"):
-        raise ReleaseError(f"method must be 'auto', 'exact' or 'monte carlo', got {method!r}")
+    check_choice(method, "method", ("auto", "exact", "monte carlo"), error=ReleaseArgumentError)
     samples = check_int(samples, "samples", 1)
     max_states = check_int(max_states, "max_states", 0)
     check_group(group, [prior], "exact_posterior")

@@ -731,9 +731,12 @@ def test_prior_weight(wong, weight, where):
     [
         (lambda g, p: exact_posterior(g, p, method="fast"), "method must be 'auto'"),
         (lambda g, p: exact_posterior(g, p, method=None), "got None"),
-        (lambda g, p: exact_posterior(g, p, samples=0), "samples must be an integer of at least 1"),
+        (
+            lambda g, p: exact_posterior(g, p, samples=0),
+            "samples must be a whole number >= 1, got 0",
+        ),
         (lambda g, p: exact_posterior(g, p, samples=2.5), "got 2.5"),
-        (lambda g, p: exact_posterior(g, p, max_states=-1), "max_states must be an integer"),
+        (lambda g, p: exact_posterior(g, p, max_states=-1), "max_states must be a whole number"),
         (lambda g, p: exact_posterior(g, p, max_states=NAN), "got nan"),
         (lambda g, p: exact_posterior(g, "prior"), "exact_posterior needs a Prior, got str"),
         (lambda g, p: delta_max(g, None, "HIV"), "delta_max needs a Prior, got NoneType"),
@@ -742,8 +745,8 @@ def test_prior_weight(wong, weight, where):
         (lambda g, p: delta_report(g, None, 2), "prior must be a Prior or a list of Priors"),
         (lambda g, p: delta_report(g, [], 2), "prior must be a Prior or a list of Priors"),
         (lambda g, p: delta_report(g, [p, "x"], 2), "prior must be a Prior or a list"),
-        (lambda g, p: delta_ceil(0, 2, 0.1), "the group size N must be a positive integer"),
-        (lambda g, p: delta_ceil(2.0, 2, 0.1), "got 2.0"),
+        (lambda g, p: delta_ceil(0, 2, 0.1), "the group size N must be a whole number >= 1, got 0"),
+        (lambda g, p: delta_ceil(2.5, 2, 0.1), "got 2.5"),
         (lambda g, p: delta_ceil(3, 2, NAN), "f_max must be a probability in [0, 1], got nan"),
         (lambda g, p: delta_ceil(3, 2, "0.1"), "got '0.1'"),
         (lambda g, p: delta_ceil(3, 2, None), "got None"),
@@ -769,10 +772,10 @@ def test_bad_robustness_arguments(wong, call, culprit):
 @pytest.mark.parametrize(
     "kwargs, culprit",
     [
-        (dict(sample=0), "sample must be an integer of at least 1, got 0"),
+        (dict(sample=0), "sample must be a whole number >= 1, got 0"),
         (dict(sample=-1), "got -1"),
         (dict(sample=1.5), "got 1.5"),
-        (dict(max_states=-1), "max_states must be an integer of at least 0"),
+        (dict(max_states=-1), "max_states must be a whole number >= 0, got -1"),
         (dict(prior="wrong sa"), "a prior speaks of 'Illness'"),
         (dict(prior=None), "prior must be a Prior or a list of Priors"),
         (dict(release="frame"), "robustness_table needs a Bucketized release, got DataFrame"),
@@ -794,12 +797,12 @@ def test_bad_robustness_table_arguments(wong, kwargs, culprit):
 @pytest.mark.parametrize(
     "kwargs, culprit",
     [
-        (dict(queries=0), "queries must be an integer of at least 1, got 0"),
+        (dict(queries=0), "queries must be a whole number >= 1, got 0"),
         (dict(queries=NAN), "got nan"),
         (dict(selectivity=NAN), "selectivity must be a number in (0, 1], got nan"),
         (dict(selectivity=0), "got 0"),
         (dict(selectivity="a"), "got 'a'"),
-        (dict(qd=0), "qd must be an integer between 1 and 2, got 0"),
+        (dict(qd=0), "qd must be a whole number in [1, 2], got 0"),
         (dict(qd=1.5), "got 1.5"),
         (dict(qd=3), "got 3"),
     ],
@@ -828,7 +831,7 @@ def robust_table():
         (lambda f: f.assign(sex=[None] + list("MMMFFFF")), {}, "'sex' has a missing value"),
         (lambda f: f.assign(disease=[["Flu"]] + ["HIV"] * 7), {}, "'disease' holds ['Flu']"),
         (lambda f: f, dict(prior=None), "prior must be a Prior or a list of Priors"),
-        (lambda f: f, dict(max_states=-1), "max_states must be an integer of at least 0"),
+        (lambda f: f, dict(max_states=-1), "max_states must be a whole number >= 0, got -1"),
         (lambda f: f, dict(qi=None), "qi must be a column name"),
     ],
 )
