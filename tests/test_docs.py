@@ -110,6 +110,7 @@ def test_readme_distributed_example_runs(tmp_path, monkeypatch):
     values = posterior.drop(columns="person").to_numpy()
     np.testing.assert_allclose(values.sum(axis=1), 1.0, atol=1e-6)
     assert sorted(p.name for p in (tmp_path / "answer").iterdir()) == [
+        ".maxent_privacy_results",
         "certificate.json",
         "components",
         "posterior",
