@@ -47,7 +47,7 @@ from .knowledge.facts import (
 )
 from .knowledge.vague import Grouped, Soft
 from .releases.bucketized import Bucketized, check_same_schema, counterfeit_flags
-from .releases.generalized import Generalized
+from .releases.kinds import RELEASE_KINDS
 from .releases.pooled import build_pooled
 from .releases.ranges import between, describe, is_range, select
 from .releases.structure import build_single, remap_matrix
@@ -755,10 +755,11 @@ def _check_releases(release, populations) -> tuple[list, list]:
     if not releases:
         raise ReleaseError("MaxEntModel needs at least one release")
     for r, rel in enumerate(releases, start=1):
-        if not isinstance(rel, (Bucketized, Generalized)):
+        if not isinstance(rel, tuple(RELEASE_KINDS.values())):
+            names = ", ".join(k.__name__ for k in RELEASE_KINDS.values())
             raise ReleaseError(
-                f"MaxEntModel needs Bucketized or Generalized releases; release {r} is a "
-                f"{type(rel).__name__}"
+                f"MaxEntModel needs releases of a registered kind ({names}); release {r} "
+                f"is a {type(rel).__name__}"
             )
     if len(releases) > 1:
         check_same_schema(releases)
