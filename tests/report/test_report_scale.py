@@ -139,7 +139,7 @@ def test_outer_bounds_of_a_fact_free_release_are_the_certified_ones():
 def rounding_result(share):
     """Figure 1 without ids or facts, Flu's share of (male, college, bucket 1) set."""
     result = figure1_result(person=None, knowledge=False)
-    cells = result._cells
+    cells = result.value_cells
     row = (
         (cells["gender"] == "male")
         & (cells["degree"] == "college")
