@@ -203,7 +203,12 @@ def check_integer(
 
 
 def check_seconds(
-    value, name: str = "time_limit", *, none: bool = True, positive: bool = False
+    value,
+    name: str = "time_limit",
+    *,
+    none: bool = True,
+    positive: bool = False,
+    error: type[ArgumentError] = ArgumentError,
 ) -> float | None:
     """``value`` as a finite number of seconds, >= 0 (> 0 when ``positive``); None passes
     when ``none``."""
@@ -214,9 +219,7 @@ def check_seconds(
     if not ok:
         sign = "> 0" if positive else ">= 0"
         also = ", or None" if none else ""
-        raise ArgumentError(
-            f"{name} must be a finite number of seconds {sign}{also}, got {shown(value)}"
-        )
+        raise error(f"{name} must be a finite number of seconds {sign}{also}, got {shown(value)}")
     return float(value)
 
 
@@ -236,7 +239,7 @@ _TRUE = {"true", "yes", "y", "1", "t"}
 _FALSE = {"false", "no", "n", "0", "f", ""}
 
 
-def check_flag(value, name: str) -> bool:
+def check_flag(value, name: str, *, error: type[ArgumentError] = ArgumentError) -> bool:
     """``value`` as a bool: True/False, 1/0, or the text ``true/false``, ``yes/no``,
     ``1/0`` (any case), the same reading everywhere."""
     if isinstance(value, (bool, np.bool_)):
@@ -245,17 +248,17 @@ def check_flag(value, name: str) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
         return value.strip().lower() in _TRUE
-    raise ArgumentError(f"{name} must be True or False, got {shown(value)}")
+    raise error(f"{name} must be True or False, got {shown(value)}")
 
 
-def check_seed(value, name: str = "seed"):
+def check_seed(value, name: str = "seed", *, error: type[ArgumentError] = ArgumentError):
     """``value`` if it is a whole number >= 0, None or a numpy Generator."""
     if value is None or isinstance(value, (np.random.Generator, np.random.SeedSequence)):
         return value
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
         if value >= 0:
             return int(value)
-    raise ArgumentError(
+    raise error(
         f"{name} must be a whole number >= 0, None or a numpy Generator, got {shown(value)}"
     )
 

@@ -1,8 +1,10 @@
 """The arguments of :func:`~maxent_privacy.bounds.bounds`, checked before any work.
 
-Each bad argument is one ``ValueError`` (``TypeError`` for a wrong kind, both
+Each bad argument is one :class:`BoundsArgumentError` (an
+:class:`~maxent_privacy._validation.ArgumentError`: a ``ValueError`` and a
 :class:`~maxent_privacy.errors.MaxEntError`) whose message names the argument and the values
-it takes; nothing reaches numpy, HiGHS or cvxpy unchecked.
+it takes, read by the shared checks of :mod:`maxent_privacy._validation`; nothing reaches
+numpy, HiGHS or cvxpy unchecked.
 
 >>> check_bounds_arguments(by="people")
 Traceback (most recent call last):
@@ -23,45 +25,22 @@ import numbers
 
 import numpy as np
 
-from .._validation import ArgumentError
+from .._validation import ArgumentError, check_choice, check_seconds, check_seed, shown
+from .targets import BY
 
 __all__ = ["BY", "BoundsArgumentError", "check_bounds_arguments", "check_time_limit"]
-
-#: what a row of a bounds frame is about
-BY = (None, "group", "person", "class")
 
 
 class BoundsArgumentError(ArgumentError):
     """An argument of ``bounds`` that is not one of the values it takes."""
 
 
-def _shown(value, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}..."
-
-
-def _real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+_shown = shown  # the old private name
 
 
 def check_time_limit(time_limit, name: str = "time_limit") -> float:
     """``time_limit`` as a float: a finite number of seconds, at least 0."""
-    if not _real(time_limit) or not math.isfinite(float(time_limit)) or time_limit < 0:
-        raise BoundsArgumentError(
-            f"{name} must be a finite number of seconds >= 0, got {_shown(time_limit)}"
-        )
-    return float(time_limit)
-
-
-def _check_seed(seed) -> None:
-    if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
-        return
-    if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)):
-        if seed >= 0:
-            return
-    raise BoundsArgumentError(
-        f"seed must be a whole number >= 0, None or a numpy Generator, got {_shown(seed)}"
-    )
+    return check_seconds(time_limit, name, none=False, error=BoundsArgumentError)
 
 
 def _check_solver(solver) -> None:
@@ -134,16 +113,13 @@ def check_bounds_arguments(
 ) -> None:
     """Refuse, with one line naming the argument and what it takes, any argument of
     ``bounds`` that is not one of its values (``model`` is not checked here)."""
-    if not any(by is b or (isinstance(by, str) and by == b) for b in BY):
-        raise BoundsArgumentError(
-            f"by must be None, 'group', 'person' or 'class', got {_shown(by)}"
-        )
-    if not isinstance(exact, (bool, np.bool_)):
+    check_choice(by, "by", BY, error=BoundsArgumentError)
+    if not isinstance(exact, (bool, np.bool_)):  # (not check_flag: exact="no" is a mistake)
         raise BoundsArgumentError(f"exact must be True or False, got {_shown(exact)}")
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):  # a tqdm bar
         raise BoundsArgumentError(f"progress must be True, False or None, got {_shown(progress)}")
     check_time_limit(time_limit)
-    _check_seed(seed)
+    check_seed(seed, error=BoundsArgumentError)
     _check_solver(solver)
     _check_values(values)
     _check_start(start, model)
