@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,7 +47,10 @@ from .hessian import BJ_MIN_ROWS, hessian_of, solve_newton, solve_upper
 
 __all__ = [
     "DualResult",
+    "DualStart",
     "DualUnbounded",
+    "Layout",
+    "NewtonSettings",
     "NotConverged",
     "class_rows",
     "newton_maxent",
@@ -173,6 +177,110 @@ def _components(n_cells, cls, rows):
     return cell_components(blocks, n_cells)
 
 
+@dataclass(frozen=True)
+class _Point:
+    """A point of the equality-only dual: the multipliers, the table, the per-class
+    log-partition and phi per component."""
+
+    lam: np.ndarray
+    x: np.ndarray
+    logW: np.ndarray
+    phi: np.ndarray
+
+
+_EMPTY = np.zeros(0)
+_EMPTY.flags.writeable = False
+
+
+@dataclass(frozen=True)
+class _Eq:
+    """The equality-only dual of one round of the active set: rows ``A x = b`` over cells of
+    base measure ``n`` (``logn`` its log) in the classes ``K``; the component of every row
+    and class, and their number."""
+
+    A: sp.csr_array
+    b: np.ndarray
+    n: np.ndarray
+    K: _Classes
+    logn: np.ndarray
+    row_comp: np.ndarray
+    cls_comp: np.ndarray
+    n_comp: int
+
+    @cached_property
+    def scale(self) -> np.ndarray:
+        """The scale of every row's residual: ``max(1, |b|)``."""
+        return np.maximum(1.0, np.abs(self.b))
+
+    def at(self, lam) -> _Point:
+        """x, the log-partitions and phi per component at ``lam``."""
+        x, logW = _state(lam, _EMPTY, self.A, self.b, None, None, self.n, self.K, self.logn)
+        phi = _phi_parts(
+            lam, _EMPTY, self.b, _EMPTY, logW, self.K,
+            self.row_comp, self.row_comp[:0], self.cls_comp, self.n_comp,
+        )  # fmt: skip
+        return _Point(lam, x, logW, phi)
+
+    def per_comp(self, w) -> np.ndarray:
+        """The sums of the rows' ``w`` per component."""
+        return np.bincount(self.row_comp, weights=w, minlength=self.n_comp)
+
+    def per_class_comp(self, w) -> np.ndarray:
+        """The sums of the classes' ``w`` per component."""
+        return np.bincount(self.cls_comp, weights=w, minlength=self.n_comp)
+
+
+@dataclass(frozen=True)
+class _EqAnswer:
+    """What :func:`_newton_eq` ends with: the last point, the steps taken, whether it meets
+    the certificate and the cells the recession certificate proved 0."""
+
+    point: _Point
+    iterations: int
+    converged: bool
+    proved: np.ndarray
+
+
+@dataclass(frozen=True)
+class NewtonSettings:
+    """How :func:`newton_maxent` iterates and when it stops.
+
+    ``tol``: the certificate's relative tolerance (row residuals and the gap);
+    ``max_iter``: Newton steps per round of the active set; ``deadline``: a
+    :func:`time.perf_counter` time after which it stops (None: none); ``max_rounds``:
+    rounds of the inequalities' active set; ``verbose``: print every step.
+    """
+
+    tol: float = tl.NEWTON_TOL
+    max_iter: int = tl.NEWTON_MAX_ITER
+    deadline: float | None = None
+    max_rounds: int = 40
+    verbose: bool = False
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the caller knows of the problem's structure, for :func:`newton_maxent`.
+
+    ``comp``: the cells' connected components (through the classes and the rows);
+    ``row_block``: the bucket of every row of ``O`` for block-Jacobi steps (labels >= 0;
+    a label < 0 is a block of its own). None: not known (the components are computed; the
+    Newton steps factor the Hessian).
+    """
+
+    comp: np.ndarray | None = None
+    row_block: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class DualStart:
+    """A starting point of :func:`newton_maxent`: the multipliers of ``O x = b`` and of
+    ``G x <= h`` (None: its own start). A :class:`DualResult` serves as one too."""
+
+    lam: np.ndarray | None = None
+    mu: np.ndarray | None = None
+
+
 def newton_maxent(
     n,
     cls,
@@ -181,49 +289,53 @@ def newton_maxent(
     b,
     G=None,
     h=None,
-    lam0=None,
-    mu0=None,
-    tol: float = tl.NEWTON_TOL,
-    max_iter: int = tl.NEWTON_MAX_ITER,
-    deadline: float | None = None,
-    max_rounds: int = 40,
-    verbose: bool = False,
-    comp=None,
-    row_block=None,
+    *,
+    start: DualStart | DualResult | None = None,
+    layout: Layout | None = None,
+    settings: NewtonSettings | None = None,
 ) -> DualResult:
     """Maximum entropy of ``x >= 0`` with class totals ``R``, ``O x = b``, ``G x <= h``.
 
     ``n``: base measure per cell (counts of the records the cell stands for); ``cls``:
     class label of every cell (``0 .. len(R) - 1``); ``O``, ``G``: sparse rows over the
     cells. Stops when every row residual is at most ``tol * max(1, |rhs|)`` and the gap
-    ``phi - H`` is at most ``tol * max(1, sum R)``; raises :class:`NotConverged`
-    otherwise, with the cells that went to ~0 (candidates for forced zeros) and the
-    components that did converge attached. ``comp`` (optional) labels the cells' connected
-    components (through the classes and the rows) when the caller knows them.
+    ``phi - H`` is at most ``tol * max(1, sum R)`` (``settings``, :class:`NewtonSettings`);
+    raises :class:`NotConverged` otherwise, with the cells that went to ~0 (candidates for
+    forced zeros) and the components that did converge attached. ``start``: the
+    multipliers to start from (:class:`DualStart`); ``layout`` (:class:`Layout`): the
+    cells' connected components and the buckets of the rows when the caller knows them.
     """
-    P = _Batch.of(n, cls, R, O, b, G, h, comp)
+    settings = NewtonSettings() if settings is None else settings
+    layout = Layout() if layout is None else layout
+    lam0, mu0 = (None, None) if start is None else (start.lam, start.mu)
+    tol = settings.tol
+    P = _Batch.of(n, cls, R, O, b, G, h, layout.comp)
     lam = np.zeros(P.O.shape[0]) if lam0 is None else np.array(lam0, dtype=float)
     mu = np.zeros(P.G.shape[0]) if mu0 is None else np.maximum(np.array(mu0, dtype=float), 0.0)
     if lam0 is None and P.O.shape[0]:  # (O, b are P's checked arrays from here on)
         lam = _scaling_start(P.O, P.b, P.n, P.K, P.logn, P.row_comp)
     active = mu > 0
     total_iter = 0
-    for _ in range(max_rounds):
+    for _ in range(settings.max_rounds):
         rows = sp.vstack([P.O, P.G[active]], format="csr") if active.any() else P.O
         rhs = np.concatenate([P.b, P.h[active]])
         rc = np.concatenate([P.row_comp, P.ineq_comp[active]])
-        start = np.concatenate([lam, mu[active]])
+        eq = _Eq(rows, rhs, P.n, P.K, P.logn, rc, P.cls_comp, P.n_comp)
         lam_in, mu_in = lam, mu
-        blocks = _row_blocks(row_block, int(active.sum()))
-        nu_all, x, logW, iters, ok, proved = _newton_eq(
-            rows, rhs, start, P.n, P.K, P.logn, rc, P.cls_comp, P.n_comp,
-            tol, max_iter, deadline, verbose, n_signed=int(active.sum()), blocks=blocks,
-        )  # fmt: skip
-        total_iter += iters
-        lam = nu_all[: P.O.shape[0]]
+        blocks = _row_blocks(layout.row_block, int(active.sum()))
+        out = _newton_eq(
+            eq,
+            np.concatenate([lam, mu[active]]),
+            settings,
+            n_signed=int(active.sum()),
+            blocks=blocks,
+        )
+        x, logW = out.point.x, out.point.logW
+        total_iter += out.iterations
+        lam = out.point.lam[: P.O.shape[0]]
         mu_new = np.zeros(P.G.shape[0])
-        mu_new[active] = nu_all[P.O.shape[0] :]
-        if not ok and (active & (mu_new < 0)).any():
+        mu_new[active] = out.point.lam[P.O.shape[0] :]
+        if not out.converged and (active & (mu_new < 0)).any():
             # a row held as equality that should be slack (its multiplier went
             # negative) can leave no interior point: drop it and go on from where this
             # round started (its multipliers ran off towards that face, and would leave
@@ -232,13 +344,13 @@ def newton_maxent(
             lam, mu = lam_in, np.where(active, mu_in, 0.0)
             continue
         state = DualResult(x, lam, mu_new, P.nu_cls(logW), total_iter, np.nan, np.nan, np.nan, "")
-        if not ok:
+        if not out.converged:
             small = np.flatnonzero(x < 1e-3 * P.n)
             raise NotConverged(
                 f"Newton on the dual stopped after {total_iter} iterations without "
                 f"reaching the tolerance ({len(small)} cells near 0)",
                 small=small,
-                zeros=proved,
+                zeros=out.proved,
                 state=state,
                 done=P.done_cells(state, active, tol),
             )
@@ -251,7 +363,7 @@ def newton_maxent(
         active = _next_active(active, bad_mu, bad_slack, slack / scale_h)
         mu = np.maximum(mu_new, 0.0)
     raise NotConverged(
-        f"the active set of the inequality facts did not settle in {max_rounds} rounds"
+        f"the active set of the inequality facts did not settle in {settings.max_rounds} rounds"
     )
 
 
@@ -467,33 +579,28 @@ def _scaling_start(O, b, n, K: _Classes, logn, row_comp):
     return lam
 
 
-def _line_search(A, b, lam, d, r, phi, n, K, logn, row_comp, cls_comp, n_comp, scale, tol):
+def _line_search(eq: _Eq, p: _Point, d, r, tol):
     """Backtracking per component on phi(lam + t d): descent since grad = -r and
     d = H^{-1} r. Near the optimum the decrease drops below the rounding of phi: there the
     merit is the residual. Components already at the floating-point floor take no step.
-    Returns the new (lam, x, logW, phi) and the step length of each component."""
-    empty = np.zeros(0)
-    dec = np.bincount(row_comp, weights=r * d, minlength=n_comp)
-    rr = np.bincount(row_comp, weights=(r / scale) ** 2, minlength=n_comp)
-    fine = dec <= 1e-11 * np.maximum(1.0, np.abs(phi))
-    t = np.ones(n_comp)
-    todo = (rr > (1e-3 * tol) ** 2) | (dec > 1e-13 * np.maximum(1.0, np.abs(phi)))
+    Returns the new point and the step length of each component."""
+    dec = eq.per_comp(r * d)
+    rr = eq.per_comp((r / eq.scale) ** 2)
+    fine = dec <= 1e-11 * np.maximum(1.0, np.abs(p.phi))
+    t = np.ones(eq.n_comp)
+    todo = (rr > (1e-3 * tol) ** 2) | (dec > 1e-13 * np.maximum(1.0, np.abs(p.phi)))
     t[~todo] = 0.0
     for _ in range(40):
-        lam_new = lam + t[row_comp] * d
-        x_new, logW_new = _state(lam_new, empty, A, b, None, None, n, K, logn)
-        phi_new = _phi_parts(
-            lam_new, empty, b, empty, logW_new, K, row_comp, row_comp[:0], cls_comp, n_comp
-        )
-        rr_new = np.bincount(row_comp, weights=((A @ x_new - b) / scale) ** 2, minlength=n_comp)
-        armijo = phi_new <= phi - 1e-4 * t * dec + 1e-13 * np.abs(phi)
+        new = eq.at(p.lam + t[eq.row_comp] * d)
+        rr_new = eq.per_comp(((eq.A @ new.x - eq.b) / eq.scale) ** 2)
+        armijo = new.phi <= p.phi - 1e-4 * t * dec + 1e-13 * np.abs(p.phi)
         bad = todo & np.where(fine, ~(rr_new <= rr), ~armijo)
         if not bad.any():
             break
         t[bad] *= 0.5
         t[bad & (t < 1e-12)] = 0.0
         todo &= t > 0
-    return lam_new, x_new, logW_new, phi_new, t
+    return new, t
 
 
 def _entropy_floor(K: _Classes, logn, cls_comp, n_comp) -> np.ndarray:
@@ -539,51 +646,34 @@ def _below_zero(phi, rlog, rsum, lam, b, logW, K: _Classes, comps, n_signed: int
     return bool(neg.any())
 
 
-def _newton_eq(
-    A,
-    b,
-    lam,
-    n,
-    K: _Classes,
-    logn,
-    row_comp,
-    cls_comp,
-    n_comp,
-    tol,
-    max_iter,
-    deadline,
-    verbose,
-    n_signed=0,
-    blocks=None,
-):
+def _newton_eq(eq: _Eq, lam, settings: NewtonSettings, n_signed=0, blocks=None) -> _EqAnswer:
     """Newton with per-component backtracking on the equality-only dual."""
+    tol, max_iter = settings.tol, settings.max_iter
+    A, b, n, K = eq.A, eq.b, eq.n, eq.K
     hess = hessian_of(A, K.cls, K.R)  # the Hessian's pattern, refilled at every step
-    scale = np.maximum(1.0, np.abs(b))
     R_tot = max(1.0, float(K.R.sum()))
-    empty = np.zeros(0)
-    x, logW = _state(lam, empty, A, b, None, None, n, K, logn)
-    phi = _phi_parts(lam, empty, b, empty, logW, K, row_comp, row_comp[:0], cls_comp, n_comp)
-    rlog = np.bincount(cls_comp, weights=-entropy_terms(K.R, 1.0), minlength=n_comp)  # R log R
-    rsum = np.bincount(cls_comp, weights=K.R, minlength=n_comp)
-    rlog += _entropy_floor(K, logn, cls_comp, n_comp)  # (the test: phi - rlog < floor)
+    p = eq.at(lam)
+    rlog = eq.per_class_comp(-entropy_terms(K.R, 1.0))  # R log R
+    rsum = eq.per_class_comp(K.R)
+    rlog += _entropy_floor(K, eq.logn, eq.cls_comp, eq.n_comp)  # (the test: phi - rlog < floor)
     it = stall = stalled_for = 0
     stalled = False
     history: list[float] = []
     proved = np.zeros(0, dtype=int)  # cells the recession certificate proved 0
     ridge_state = {}
-    if blocks is not None and _bucket_piece(hess.fill(x), blocks) < BJ_MIN_ROWS:
+    if blocks is not None and _bucket_piece(hess.fill(p.x), blocks) < BJ_MIN_ROWS:
         blocks = None  # small pieces: factor them
-    prev = (lam, logW)
+    prev = p
     last_low = np.inf  # the smallest x/n after the previous step
     for it in range(1, max_iter + 1):
-        r = A @ x - b  # = -gradient of phi
-        low = float(np.min(x / n, initial=1.0))
-        res = float(np.max(np.abs(r) / scale, initial=0.0))
-        gap = float(lam @ (b - A @ x)) if len(lam) else 0.0
-        if verbose:
+        r = A @ p.x - b  # = -gradient of phi
+        low = float(np.min(p.x / n, initial=1.0))
+        res = float(np.max(np.abs(r) / eq.scale, initial=0.0))
+        gap = float(p.lam @ (b - A @ p.x)) if len(p.lam) else 0.0
+        if settings.verbose:
             print(
                 f"newton {it - 1:3d}: residual {res:.2e}  gap {gap:+.2e}  "
-                f"phi {phi.sum():.10g}  min x/n {np.min(x / n, initial=1):.2e}"
+                f"phi {p.phi.sum():.10g}  min x/n {np.min(p.x / n, initial=1):.2e}"
             )
         if res <= tol and abs(gap) <= tol * R_tot:
             # a cell still next to 0 may be a forced zero that the tolerance hides: go on
@@ -592,31 +682,28 @@ def _newton_eq(
             # tenth off the smallest: no recession left to follow)
             still = it > 3 and low >= 0.9 * last_low
             if low > tl.NEWTON_SETTLED or still or it > max_iter // 2:
-                return lam, x, logW, it - 1, True, proved
+                return _EqAnswer(p, it - 1, True, proved)
         last_low = low
-        comps = (row_comp, cls_comp, n_comp)
-        if _below_zero(phi, rlog, rsum, lam, b, logW, K, comps, n_signed) and it > 3:
+        comps = (eq.row_comp, eq.cls_comp, eq.n_comp)
+        if _below_zero(p.phi, rlog, rsum, p.lam, b, p.logW, K, comps, n_signed) and it > 3:
             break  # the caller drops the rows with negative multipliers
-        if deadline is not None and time.perf_counter() > deadline:
+        if settings.deadline is not None and time.perf_counter() > settings.deadline:
             break
         # inexact Newton (Eisenstat-Walker): a relative accuracy that tightens with the
         # residual keeps the convergence superlinear
-        d = solve_upper(hess.fill(x), r, ridge_state, rtol=min(0.1, res**0.5), blocks=blocks)
+        d = solve_upper(hess.fill(p.x), r, ridge_state, rtol=min(0.1, res**0.5), blocks=blocks)
         if d is None:
-            if verbose:
+            if settings.verbose:
                 print("newton: the Hessian could not be factored")
             break
-        lam_new, x_new, logW_new, phi_new, t = _line_search(
-            A, b, lam, d, r, phi, n, K, logn, row_comp, cls_comp, n_comp, scale, tol
-        )
+        new, t = _line_search(eq, p, d, r, tol)
         moved = t > 0
         if not moved.any():
             stall += 1
             if stall > 2:
                 break
-        prev = (lam, logW)
-        lam, x, logW, phi = lam_new, x_new, logW_new, phi_new
-        res_new = float(np.max(np.abs(A @ x - b) / scale, initial=0.0))
+        prev, p = p, new
+        res_new = float(np.max(np.abs(A @ p.x - b) / eq.scale, initial=0.0))
         slow = res_new > 0.2 * res
         history.append(res_new)
         if it > 15 and res_new > 0.5 * history[-11] and res_new > tol:
@@ -624,7 +711,7 @@ def _newton_eq(
             # caller the cells near 0 to decide
             stalled = True
             break
-        ratio = x / np.maximum(n, 1e-300)
+        ratio = p.x / np.maximum(n, 1e-300)
         if it >= 4 and (slow or res_new <= tol) and ratio.min(initial=1.0) < tl.NEWTON_SETTLED:
             # linear convergence towards the boundary: cells forced to 0. Stop once the
             # last step proves them (recession_zeros: the rest of the answer has to settle
@@ -632,14 +719,13 @@ def _newton_eq(
             # before 1e-13), or after 40 more steps below 1e-13; the caller removes them
             stalled_for += int(ratio.min() < 1e-13)
             zeros = recession_zeros(
-                A, K.cls, K.R, b, prev[0], lam, prev[1], logW, ratio, n_signed=n_signed
+                A, K.cls, K.R, b, prev.lam, p.lam, prev.logW, p.logW, ratio, n_signed=n_signed
             )
             if len(zeros) or stalled_for > 40:
                 proved = zeros
                 stalled = True
                 break
-    r = A @ x - b
-    res = float(np.max(np.abs(r) / scale, initial=0.0))
-    gap = float(lam @ (b - A @ x)) if len(lam) else 0.0
+    res = float(np.max(np.abs(A @ p.x - b) / eq.scale, initial=0.0))
+    gap = float(p.lam @ (b - A @ p.x)) if len(p.lam) else 0.0
     converged = bool(res <= tol and abs(gap) <= tol * R_tot and not stalled)
-    return lam, x, logW, it, converged, proved
+    return _EqAnswer(p, it, converged, proved)

@@ -20,7 +20,14 @@ import scipy.sparse as sp
 from ..errors import InfeasibleKnowledge, SolverFailed
 from .components import Part, PartSolution
 from .forced_zeros import ForcedZeros, lp_status_of, lp_zeros_by_component
-from .newton import DualUnbounded, NotConverged, class_rows, newton_maxent
+from .newton import (
+    DualUnbounded,
+    Layout,
+    NewtonSettings,
+    NotConverged,
+    class_rows,
+    newton_maxent,
+)
 from .presolve import Reduced
 
 __all__ = ["Newton", "run_job"]
@@ -29,7 +36,8 @@ __all__ = ["Newton", "run_job"]
 def run_job(args, kw):
     """One batch through :func:`newton_maxent`; errors as values (picklable)."""
     try:
-        return "ok", newton_maxent(*args[:7], comp=args[7], row_block=args[8], **kw)
+        layout = Layout(comp=args[7], row_block=args[8])
+        return "ok", newton_maxent(*args[:7], layout=layout, settings=NewtonSettings(**kw))
     except DualUnbounded as err:
         return "unbounded", np.flatnonzero(np.isin(err.cell_comp, err.components))
     except NotConverged as err:
