@@ -23,7 +23,7 @@ from ..knowledge.facts import substitute
 from ..numerics import dual_bound
 from . import tolerances as tl
 from .components import Part, PartSolution
-from .polish import polish_kkt
+from .polish import RowBlock, polish_kkt
 from .presolve import Reduced
 
 __all__ = ["Conic"]
@@ -181,9 +181,12 @@ class Conic:
             )
             (Ad, bd), (Fe, fe), (Fi, fi) = rows
             out = polish_kkt(
-                Ad if Ad is not None else sp.csr_array((0, len(yk))),
-                bd if bd is not None else np.zeros(0),
-                nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, deadline,
+                RowBlock(
+                    Ad if Ad is not None else sp.csr_array((0, len(yk))),
+                    bd if bd is not None else np.zeros(0),
+                    nud,
+                ),
+                RowBlock(Fe, fe, nu_e), RowBlock(Fi, fi, mu_i), nk, deadline,
             )  # fmt: skip
             if out is not None:
                 polished = True

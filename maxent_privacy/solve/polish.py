@@ -17,6 +17,7 @@ step fails (singular Hessian beyond a ridge, no progress, over the time budget g
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,7 +25,7 @@ import scipy.sparse as sp
 from . import tolerances as tl
 from .newton import solve_newton
 
-__all__ = ["polish", "polish_kkt"]
+__all__ = ["RowBlock", "polish", "polish_kkt"]
 
 
 def polish(A, b, nu, n, deadline: float = float("inf"), max_iter: int = 30):
@@ -73,14 +74,29 @@ def polish(A, b, nu, n, deadline: float = float("inf"), max_iter: int = 30):
     return (x, nu) if res <= tl.POLISH_ACCEPT * scale else None
 
 
-def polish_kkt(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, deadline, rounds: int = 6):
-    """Polish with inequality rows: an active-set loop around :func:`_polish`.
+@dataclass(frozen=True)
+class RowBlock:
+    """One block of rows for :func:`polish_kkt`: ``A x = b`` (or ``A x <= b``) and the
+    solver's multipliers ``nu`` of its rows; ``A`` None: no such rows."""
 
+    A: sp.csr_array | None
+    b: np.ndarray | None
+    nu: np.ndarray | None
+
+
+def polish_kkt(data: RowBlock, eq: RowBlock, ineq: RowBlock, nk, deadline, rounds: int = 6):
+    """Polish with inequality rows: an active-set loop around :func:`polish`.
+
+    ``data``: the data rows; ``eq``, ``ineq``: the equality and the inequality facts (with
+    their multipliers; the inequalities' are >= 0); ``nk``: the cells' base measure.
     Rows with a positive multiplier start as equalities; after each polish, rows whose
     multiplier turned negative leave the set and violated rows join it, until the KKT
     conditions hold (multipliers >= 0, inequalities satisfied) or ``rounds`` run out.
+    Returns ``(x, nu_data, nu_eq, mu_ineq)`` (None for a block without rows), or None.
     """
-    if Fi is None:
+    Ad, bd, nud = data.A, data.b, data.nu
+    Fe, fe, nu_e = eq.A, eq.b, eq.nu
+    if ineq.A is None:
         out = polish(
             Ad if Fe is None else sp.vstack([Ad, Fe], format="csr"),
             bd if Fe is None else np.concatenate([bd, fe]),
@@ -92,6 +108,7 @@ def polish_kkt(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, deadline, rounds: in
             return None
         y, nu = out
         return y, nu[: len(bd)], (None if Fe is None else nu[len(bd) :]), None
+    fi, mu_i = ineq.b, ineq.nu
     scale = max(1.0, float(np.max(mu_i, initial=0.0)))
     starts = [mu_i > 1e-6 * scale, np.zeros(len(fi), dtype=bool), mu_i > 1e-9 * scale]
     tried = []
@@ -99,15 +116,16 @@ def polish_kkt(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, deadline, rounds: in
         if any(np.array_equal(active, t) for t in tried):
             continue
         tried.append(active)
-        out = _active_set_rounds(
-            Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, active, rounds, deadline
-        )
+        out = _active_set_rounds(data, eq, ineq, nk, active, rounds, deadline)
         if out is not None:
             return out
     return None
 
 
-def _active_set_rounds(Ad, bd, nud, Fe, fe, nu_e, Fi, fi, mu_i, nk, active, rounds, deadline):
+def _active_set_rounds(data: RowBlock, eq: RowBlock, ineq: RowBlock, nk, active, rounds, deadline):
+    Ad, bd, nud = data.A, data.b, data.nu
+    Fe, fe, nu_e = eq.A, eq.b, eq.nu
+    Fi, fi, mu_i = ineq.A, ineq.b, ineq.nu
     mu_i = np.where(active, mu_i, 0.0)
     for _ in range(rounds):
         blocks = [Ad] + ([Fe] if Fe is not None else []) + [Fi[active]]
