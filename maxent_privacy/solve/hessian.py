@@ -31,6 +31,7 @@ True
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -157,6 +158,36 @@ class _Layout:
         self.pairs = int((self.k1 * (self.k1 + 1)).sum() + (self.k2 * (self.k2 + 1)).sum()) // 2
 
 
+@dataclass(frozen=True)
+class _Entries:
+    """A's entries (value, cell) and the entry of M each adds to."""
+
+    a: np.ndarray
+    cell: np.ndarray
+    m_of: np.ndarray
+
+
+@dataclass(frozen=True)
+class _CellProducts:
+    """H1's products ``a_ij a_kj x_j``: the cell j, the coefficient ``a_ij a_kj`` and the
+    entry of H's upper triangle each lands in."""
+
+    cell: np.ndarray
+    coef: np.ndarray
+    pos: np.ndarray
+
+
+@dataclass(frozen=True)
+class _ClassProducts:
+    """H2's products ``M_ic M_kc / R_c``: the two entries of M, ``1 / R_c`` and the entry of
+    H's upper triangle each lands in."""
+
+    qa: np.ndarray
+    qb: np.ndarray
+    inv_R: np.ndarray
+    pos: np.ndarray
+
+
 class Gram:
     """The upper triangle of ``A P A'`` (csc, sorted, fixed pattern), refilled from x.
 
@@ -166,12 +197,12 @@ class Gram:
     :meth:`fill` adds them up with ``bincount``.
     """
 
-    def __init__(self, n, rows, indptr, a, cell, m_of, p1, c1, pos1, qa, qb, r2, pos2):
-        self.n, self.rows, self.indptr = n, rows, indptr
-        self.a, self.cell, self.m_of = a, cell, m_of  # A's entries, their M entry
-        self.p1, self.c1, self.pos1 = p1, c1, pos1  # H1: cell, coefficient, target
-        self.qa, self.qb, self.r2, self.pos2 = qa, qb, r2, pos2  # H2: M entries, 1/R_c
-        self.n_m = int(m_of.max()) + 1 if len(m_of) else 0
+    def __init__(self, n, rows, indptr, entries: _Entries, h1: _CellProducts, h2: _ClassProducts):
+        self.n, self.rows, self.indptr = n, rows, indptr  # the upper triangle's pattern
+        self.a, self.cell, self.m_of = entries.a, entries.cell, entries.m_of
+        self.p1, self.c1, self.pos1 = h1.cell, h1.coef, h1.pos
+        self.qa, self.qb, self.r2, self.pos2 = h2.qa, h2.qb, h2.inv_R, h2.pos
+        self.n_m = int(self.m_of.max()) + 1 if len(self.m_of) else 0
 
     @classmethod
     def of(cls_, A, cls, R, max_pairs: int | None = None, layout=None) -> Gram | None:
@@ -203,9 +234,10 @@ class Gram:
         u, pos = _unique_inverse(keys, n * n)
         indptr = np.r_[0, np.cumsum(np.bincount(u // n, minlength=n))]
         return cls_(
-            n, u % n, indptr, L.coo.data, L.coo.col, L.m_of,
-            cell[f1], Ac.data[f1] * Ac.data[s1], pos[: len(f1)],
-            qa, qb, _inv(R)[m_cls[qa]], pos[len(f1) :],
+            n, u % n, indptr,
+            _Entries(L.coo.data, L.coo.col, L.m_of),
+            _CellProducts(cell[f1], Ac.data[f1] * Ac.data[s1], pos[: len(f1)]),
+            _ClassProducts(qa, qb, _inv(R)[m_cls[qa]], pos[len(f1) :]),
         )  # fmt: skip
 
     def fill(self, x: np.ndarray) -> sp.csc_array:
