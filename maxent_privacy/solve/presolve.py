@@ -38,7 +38,7 @@ from .support import PieceSupport
 from .tight import rect_tight as _rect_tight
 from .tight import tight_rows as _tight_rows
 
-__all__ = ["FixForcedCells", "Reduced", "presolve_cells"]
+__all__ = ["FixForcedCells", "PooledRules", "Reduced", "TightRule", "presolve_cells"]
 
 
 @dataclass(frozen=True)
@@ -171,10 +171,10 @@ class FixForcedCells:
         pooled = PooledRows.of(s, Ec, blocks[0][0].shape[0] + blocks[1][0].shape[0])
         # pooled releases: the flows decide what the tight rule would on the data rows
         exact = rect is not None or pooled is not None
+        tight = TightRule(cls_t, s.class_n, G, g, n_data if exact else 0)
+        rules = None if pooled is None else PooledRules(PooledFlows(pooled), PieceSupport(pooled))
         return presolve_cells(
-            E, e, zero_rows, n, G, g, cls_t, s.class_n, rect, n_data if exact else 0,
-            flows=None if pooled is None else PooledFlows(pooled), csc=Ec,
-            support=None if pooled is None else PieceSupport(pooled), counts=counts,
+            E, e, zero_rows, n, tight, rect=rect, pooled=rules, csc=Ec, counts=counts,
             start=start,
         )  # fmt: skip
 
@@ -303,38 +303,63 @@ def _check_resolved(p: MaxEntProblem, sense: str, empty: np.ndarray, violated) -
 
 
 # ------------------------------------------------------------------- the rules
+@dataclass(frozen=True)
+class TightRule:
+    """What the tight upper bound rule of :func:`presolve_cells` reads: the class of every
+    cell (-1: none) and the classes' totals, rows ``G x >= g`` (None: none) and the first
+    row of ``E`` it takes (the rows before it are data rows another rule decides
+    exactly; with ``tight_from > 0`` the rule takes them too when that rule cannot run)."""
+
+    cls: np.ndarray | None
+    class_n: np.ndarray | None
+    G: sp.csr_array | None = None
+    g: np.ndarray | None = None
+    tight_from: int = 0
+
+
+@dataclass(frozen=True)
+class PooledRules:
+    """The rules of pooled releases for :func:`presolve_cells`: ``flows(fixed)``
+    (:class:`.flows.PooledFlows`) and ``support(fixed)`` (:class:`.support.PieceSupport`);
+    None: not run."""
+
+    flows: object = None
+    support: object = None
+
+
 def presolve_cells(
     E: sp.csr_array,
     e: np.ndarray,
     zero_rows: sp.csr_array,
     n: int,
-    G: sp.csr_array | None = None,
-    g: np.ndarray | None = None,
-    cls: np.ndarray | None = None,
-    class_n: np.ndarray | None = None,
+    tight: TightRule | None = None,
+    *,
     rect=None,
-    tight_from: int = 0,
-    flows=None,
+    pooled: PooledRules | None = None,
     csc=None,
-    support=None,
     counts: dict | None = None,
     start: np.ndarray | None = None,
 ) -> np.ndarray:
     """Cells fixed by the equality rows ``E x = e`` (and rows forcing zeros), NaN if free.
 
-    With ``G x >= g`` rows and the cell classes, also the *tight upper bound* rule: a row
-    with nonnegative coefficients can reach at most ``sum_c R_c max_{j in c} a_j`` (R_c the
-    class total still free); when its target equals that bound, every free cell of those
-    classes whose coefficient is below its class's maximum is 0 (``P(s | q) = 1`` or
-    ``>= 1`` puts everyone with q on s). ``flows(fixed)`` (pooled releases, see
+    With the cell classes (``tight``, :class:`TightRule`: with ``G x >= g`` rows too),
+    also the *tight upper bound* rule: a row with nonnegative coefficients can reach at
+    most ``sum_c R_c max_{j in c} a_j`` (R_c the class total still free); when its target
+    equals that bound, every free cell of those classes whose coefficient is below its
+    class's maximum is 0 (``P(s | q) = 1`` or ``>= 1`` puts everyone with q on s).
+    ``rect``: the bucket-flow bound's rows and buckets (one release; needs ``tight``).
+    ``pooled.flows(fixed)`` (pooled releases, :class:`PooledRules`, see
     :func:`.flows.pooled_flow_zeros`) fixes more cells in place when the other rules stop;
     it returns None when it cannot run, and the tight rule then also takes the data rows.
-    ``support(fixed)`` (pooled releases, :class:`.support.PieceSupport`) fixes the zeros
-    the flows cannot see (three releases at once), when the flows stop too. ``csc``: ``E``
-    in CSC form if the caller has it already. ``counts``: the zeros fixed by "flows" and by
+    ``pooled.support(fixed)`` (pooled releases, :class:`.support.PieceSupport`) fixes the
+    zeros the flows cannot see (three releases at once), when the flows stop too. ``csc``:
+    ``E`` in CSC form if the caller has it already. ``counts``: the zeros fixed by "flows" and by
     "support LP" are added to it. ``start``: cells already fixed (NaN: free), proved by
     these rules before (an earlier pass of the same problem).
     """
+    t = TightRule(None, None) if tight is None else tight
+    G, g, cls, class_n, tight_from = t.G, t.g, t.cls, t.class_n, t.tight_from
+    flows, support = (None, None) if pooled is None else (pooled.flows, pooled.support)
     fixed = np.full(n, np.nan) if start is None else np.array(start, dtype=float)
     E_t, e_t = sp.csr_array(E[tight_from:]), e[tight_from:]  # rows for the tight rule
     if zero_rows.shape[0]:

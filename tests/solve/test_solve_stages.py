@@ -17,6 +17,7 @@ from maxent_privacy.solve.dispatch import Memo, solve_parts
 from maxent_privacy.solve.newton_backend import Newton
 from maxent_privacy.solve.presolve import (
     FixForcedCells,
+    TightRule,
     _flow_zeros,
     _rect_tight,
     _tight_rows,
@@ -214,7 +215,7 @@ def test_max_flow_scc_rule_matches_an_lp():
     assert np.isnan(before[np.isnan(fixed)]).all()
     # the whole presolve with the bucket rules on: max-flow finds them
     rect = (sp.csr_array((0, 16)), np.zeros(0), gs, ones, np.zeros(4, dtype=int))
-    after = presolve_cells(A, b, zero_rows, 16, None, None, cls, ones, rect, tight_from=8)
+    after = presolve_cells(A, b, zero_rows, 16, TightRule(cls, ones, tight_from=8), rect=rect)
     # max-flow + SCC: exactly the LP's forced zeros
     work = fixed.copy()
     assert _flow_zeros(gs, ones, work, cls, ones) is True
