@@ -8,6 +8,8 @@ within the time budget. :func:`integral` is the entry point, per component.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -236,6 +238,7 @@ def integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng)
     ex_hi[const & np.isnan(ex_hi)] = top[const & np.isnan(ex_hi)]
     ex_lo[const & np.isnan(ex_lo)] = bottom[const & np.isnan(ex_lo)]
     open_ = _still_open(np.arange(len(idx)), ex_hi, ex_lo, int_hi, int_lo, enough)
+    bounds = _Bounds(top, bottom, enough, ex_hi, ex_lo, int_hi, int_lo)
     groups: dict[int, list] = {}
     for i in np.flatnonzero(open_):
         groups.setdefault(int(where[i]), []).append(i)
@@ -246,23 +249,54 @@ def integral(pieces, idx, Pl, model_rows, Z, int_hi, int_lo, budget, stats, rng)
         members = np.asarray(members)
         cols = np.flatnonzero(part == key) if key >= 0 else free  # -3: several parts
         Es, es, Gs, gs = _part_system(E, e, G, g, base, cols)
-        ok = _settle_part(
-            members, Pl, cols, base, Es, es, Gs, gs, u[cols], cell_lo[cols], cell_hi[cols],
-            (top, bottom), enough, ex_hi, ex_lo, int_hi, int_lo, budget, stats, rng,
-        )  # fmt: skip
+        one = _Part(cols, base, Es, es, Gs, gs, u[cols], cell_lo[cols], cell_hi[cols])
+        ok = _settle_part(members, Pl, one, bounds, budget, stats, rng)
         if not ok:
             return _no_world(pieces, idx, stats)
     return _finish_integral(pieces, idx, ex_hi, ex_lo)
 
 
-def _settle_part(
-    members, Pl, cols, base, Es, es, Gs, gs, u, lo, hi, ends, enough, ex_hi, ex_lo,
-    int_hi, int_lo, budget, stats, rng,
-) -> bool:  # fmt: skip
-    """Integer programs on one part for the open bounds of ``members`` (``ends``: the LP
-    bounds rounded inwards, ``enough``: see :func:`integral`); False when the part has
-    no integral table at all."""
-    top, bottom = ends
+@dataclass(frozen=True)
+class _Part:
+    """One part of the free cells: its cells (``cols``), the values of the fixed cells
+    (``base``, every cell), its rows (``E x = e``, ``G x >= g`` on its cells, the fixed
+    cells moved to the right side), the cells' capacities and ranges."""
+
+    cols: np.ndarray
+    base: np.ndarray
+    E: sp.csr_array
+    e: np.ndarray
+    G: sp.csr_array
+    g: np.ndarray
+    u: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """The bounds of :func:`integral` per piece: the LP bounds rounded inwards (``top``,
+    ``bottom``), how far a world has to go (``enough``: upper, lower), the exact bounds
+    found (NaN: open) and the extremes of the worlds seen; the last four are updated in
+    place."""
+
+    top: np.ndarray
+    bottom: np.ndarray
+    enough: tuple
+    ex_hi: np.ndarray
+    ex_lo: np.ndarray
+    int_hi: np.ndarray
+    int_lo: np.ndarray
+
+
+def _settle_part(members, Pl, part: _Part, bounds: _Bounds, budget, stats, rng) -> bool:
+    """Integer programs on one part for the open bounds of ``members`` (``bounds``: see
+    :class:`_Bounds` and :func:`integral`); False when the part has no integral table at
+    all."""
+    cols, base, Es, es, Gs, gs = part.cols, part.base, part.E, part.e, part.G, part.g
+    u, lo, hi = part.u, part.lo, part.hi
+    top, bottom, enough = bounds.top, bounds.bottom, bounds.enough
+    ex_hi, ex_lo, int_hi, int_lo = bounds.ex_hi, bounds.ex_lo, bounds.int_hi, bounds.int_lo
     Pm = sp.csr_array(Pl[members][:, cols])
     offset = Pl[members] @ base  # what the fixed cells add
     milp = MILP(Es, es, Gs, gs, u)
