@@ -316,15 +316,20 @@ def bounds(
     3         0.0    1.0      True    False       1.0
     """
     check_bounds_arguments(model, by, values, exact, time_limit, solver, seed, start, progress)
-    budget = Budget(time_limit)
-    t0 = time.perf_counter()
+    budget, stats, t0 = Budget(time_limit), Stats(), time.perf_counter()
     tg = targets(model, by, values)
+    pieces = _bound_pieces(model, tg, exact, solver, seed, start, progress, budget, stats)
+    return assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
+
+
+def _bound_pieces(model, tg, exact, solver, seed, start, progress, budget, stats) -> Pieces:
+    """The bounds of :func:`bounds` per piece of the targets ``tg``: closed forms, conic
+    programs, LPs (and integer programs with ``exact``), within ``budget``."""
     A, b, kind = data_rows(model)
     hard = _hard_facts(model)  # soft facts are left out (a penalty is not a wall)
     lab = components(model.n_cells, A, hard)
     pieces = _cut(tg, lab)
     has_lin, has_cvx = _fact_components(lab, hard)
-    stats = Stats()
     rng = np.random.default_rng(seed)
     closed = closed_pieces(pieces, has_lin | has_cvx, A, b, kind, lab)
     cvx = has_cvx[pieces.comp]
@@ -334,7 +339,7 @@ def bounds(
     if len(lp_pieces):
         data = (A, b, kind, None if start is None else np.asarray(start, dtype=float))
         _lp_pieces(pieces, lp_pieces, lab, data, hard, (exact, progress), budget, stats, rng)
-    return assemble(model, tg, pieces, stats, budget, exact, time.perf_counter() - t0)
+    return pieces
 
 
 def _cut(tg, lab) -> Pieces:
