@@ -9,6 +9,7 @@ two QI values).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -540,14 +541,8 @@ def build_bucketized(rels, split: set, qi, sa) -> Structure | None:
     return _placed_structure(
         rels,
         (pid_col, _records(pid_col, qi, qcodes, qvalues)),
-        codes,
-        first,
-        g_cls,
-        names,
-        split_of,
-        values,
-        c_arr,
-        s_arr,
+        _PlacedClasses(codes, first, g_cls, names, split_of),
+        _PlacedCells(c_arr, s_arr, values),
         rows,
         A_sa,
     )
@@ -562,8 +557,30 @@ def _inferred(values: np.ndarray):
     return pd.Series(values).array
 
 
+@dataclass(frozen=True)
+class _PlacedClasses:
+    """The record classes of placed people: every person's class (``codes``), each
+    class's first person, its group code in each release (-1: none), the groups' names and
+    every person's id if singled out (else "")."""
+
+    codes: np.ndarray
+    first: np.ndarray
+    g_cls: np.ndarray
+    names: list
+    split_of: np.ndarray
+
+
+@dataclass(frozen=True)
+class _PlacedCells:
+    """The cells: the class and the value code of each, and the sensitive values."""
+
+    cls: np.ndarray
+    sa: np.ndarray
+    values: np.ndarray
+
+
 def _placed_structure(
-    rels, persons, codes, first, g_cls, names, split_of, values, c_arr, s_arr, rows, A_sa
+    rels, persons, classes: _PlacedClasses, cells: _PlacedCells, rows, A_sa
 ) -> Structure:
     """The structure of pooled releases whose people are all placed (z cells only).
 
@@ -571,6 +588,10 @@ def _placed_structure(
     ``classes`` and ``cells`` are made on first use, from the arrays kept here (the
     class's first person, its group code in each release and its cells' values).
     """
+    # (the closures below keep these arrays, not the records)
+    codes, first, g_cls = classes.codes, classes.first, classes.g_cls
+    names, split_of = classes.names, classes.split_of
+    c_arr, s_arr, values = cells.cls, cells.sa, cells.values
     qi, sa = list(rels[0].qi), rels[0].sa
     pid, make_records = persons
     n_cls = len(first)
