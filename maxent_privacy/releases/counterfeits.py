@@ -32,6 +32,7 @@ counts of every record) and ends in :func:`add_phantoms`, which appends the phan
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -88,8 +89,70 @@ def add_phantoms(s: Structure, rels, label: Callable | None = None) -> Structure
         return s
     pooled = s.kind == "pooled"
     n_rows = len(s.sa_n)
+    ph = _phantom_classes(s, per_release, label)
+    n_real, n_ph, cls_n = ph.n_real, len(ph.n), ph.n
+    ph_cells, ph_cls, ph_n = ph.cells, ph.cls, ph.cell_n
+    n_new = s.n_cells + len(ph_cells)
+    grp, sa, qi = s.group, s.sa, list(s.qi)
+    if pooled:
+        P = sp.csr_array(
+            (np.ones(len(ph_cells)), (ph_cells, np.arange(len(ph_cells)))),
+            shape=(n_rows, len(ph_cells)),
+        )
+        sa_matrix = sp.hstack([s.sa_matrix, P], format="csr")
+        cell_sa = None
+    else:
+        sa_matrix, cell_sa = None, np.concatenate([s.cell_sa, ph_cells])
+    link = sp.csr_array(s.link_matrix)
+    return type(s)(
+        kind=s.kind,
+        qi=qi,
+        sa=sa,
+        group=grp,
+        records=(lambda: s.records),
+        **_phantom_frames(s, ph),
+        group_values=(lambda: s.group_values),
+        cell_class=np.concatenate([s.cell_class, ph_cls]),
+        cell_n=np.concatenate([s.cell_n, ph_n]),
+        class_n=np.concatenate([s.class_n, np.asarray(cls_n, dtype=float)]),
+        class_member=np.concatenate([s.class_member, np.zeros(n_ph, dtype=bool)]),
+        sa_n=s.sa_n,
+        sa_bucket=s.sa_bucket,
+        cell_sa=cell_sa,
+        sa_matrix=sa_matrix,
+        sa_has_placement=s.sa_has_placement,
+        cell_shared=np.concatenate([s.cell_shared, np.full(len(ph_cells), -1)]),
+        shared_n=s.shared_n,
+        shared_table=s.shared_table,
+        link_matrix=sp.csr_array(
+            (link.data, link.indices, link.indptr), shape=(link.shape[0], n_new)
+        ),
+        placement_of=np.concatenate([s.placement_of, np.full(len(ph_cells), -1)]),
+        person_class=s.person_class,
+        sa_release=s.sa_release,
+        class_phantom=np.concatenate([np.zeros(n_real, dtype=bool), np.ones(n_ph, dtype=bool)]),
+    )
+
+
+@dataclass(frozen=True)
+class _Phantoms:
+    """The phantom classes of :func:`add_phantoms`: their totals (``n``) and group
+    labels, numbered from ``n_real`` (the classes of real people); per phantom cell, its
+    SA row (``cells``), its class and its base measure."""
+
+    n: list
+    label: list
+    cells: np.ndarray
+    cls: np.ndarray
+    cell_n: np.ndarray
+    n_real: int
+
+
+def _phantom_classes(s: Structure, per_release, label) -> _Phantoms:
+    """The phantom classes: (release, local group) with counterfeits, in row order."""
+    pooled = s.kind == "pooled"
+    n_rows = len(s.sa_n)
     sa_release = s.sa_release if pooled else None
-    # the phantom classes: (release, local group) with counterfeits, in row order
     cls_rows, cls_n, cls_label = [], [], []
     for r, counts in enumerate(per_release):
         if counts is None:
@@ -102,12 +165,20 @@ def add_phantoms(s: Structure, rels, label: Callable | None = None) -> Structure
             cls_n.append(float(counts.iloc[k]))
             g = counts.index[k]
             cls_label.append(g if label is None else label(r, g))
-    n_real, n_old = len(s.class_n), s.n_cells
+    n_real = len(s.class_n)
     n_ph = len(cls_rows)
     ph_cells = np.concatenate(cls_rows)  # the SA row of each phantom cell
     ph_cls = n_real + np.repeat(np.arange(n_ph), [len(r) for r in cls_rows])
     ph_n = np.asarray(cls_n)[ph_cls - n_real]
-    n_new = n_old + len(ph_cells)
+    return _Phantoms(cls_n, cls_label, ph_cells, ph_cls, ph_n, n_real)
+
+
+def _phantom_frames(s: Structure, ph: _Phantoms) -> dict:
+    """The makers of the frames ``classes`` and ``cells`` and of the cell keys of ``s``
+    with the phantom classes appended (the arguments of :class:`Structure` they are)."""
+    pooled = s.kind == "pooled"
+    n_real, n_ph, cls_n, cls_label = ph.n_real, len(ph.n), ph.n, ph.label
+    ph_cells, ph_cls, ph_n = ph.cells, ph.cls, ph.cell_n
     grp, sa, qi = s.group, s.sa, list(s.qi)
 
     def classes() -> pd.DataFrame:
@@ -146,43 +217,4 @@ def add_phantoms(s: Structure, rels, label: Callable | None = None) -> Structure
             extra = [("", "fixed", *none, a, b) for a, b in zip(g, value, strict=True)]
         return list(s.cell_keys()) + extra
 
-    if pooled:
-        P = sp.csr_array(
-            (np.ones(len(ph_cells)), (ph_cells, np.arange(len(ph_cells)))),
-            shape=(n_rows, len(ph_cells)),
-        )
-        sa_matrix = sp.hstack([s.sa_matrix, P], format="csr")
-        cell_sa = None
-    else:
-        sa_matrix, cell_sa = None, np.concatenate([s.cell_sa, ph_cells])
-    link = sp.csr_array(s.link_matrix)
-    return type(s)(
-        kind=s.kind,
-        qi=qi,
-        sa=sa,
-        group=grp,
-        records=(lambda: s.records),
-        classes=classes,
-        cells=cells,
-        group_values=(lambda: s.group_values),
-        cell_class=np.concatenate([s.cell_class, ph_cls]),
-        cell_n=np.concatenate([s.cell_n, ph_n]),
-        class_n=np.concatenate([s.class_n, np.asarray(cls_n, dtype=float)]),
-        class_member=np.concatenate([s.class_member, np.zeros(n_ph, dtype=bool)]),
-        sa_n=s.sa_n,
-        sa_bucket=s.sa_bucket,
-        cell_sa=cell_sa,
-        sa_matrix=sa_matrix,
-        sa_has_placement=s.sa_has_placement,
-        cell_shared=np.concatenate([s.cell_shared, np.full(len(ph_cells), -1)]),
-        shared_n=s.shared_n,
-        shared_table=s.shared_table,
-        link_matrix=sp.csr_array(
-            (link.data, link.indices, link.indptr), shape=(link.shape[0], n_new)
-        ),
-        placement_of=np.concatenate([s.placement_of, np.full(len(ph_cells), -1)]),
-        person_class=s.person_class,
-        key_fn=key_fn,
-        sa_release=s.sa_release,
-        class_phantom=np.concatenate([np.zeros(n_real, dtype=bool), np.ones(n_ph, dtype=bool)]),
-    )
+    return {"classes": classes, "cells": cells, "key_fn": key_fn}
