@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -28,6 +30,25 @@ def _axes(ax, figsize=(5.5, 3.6)):
     return ax
 
 
+@dataclass(frozen=True)
+class _CurveStyle:
+    """The styling keywords of :func:`plot_privacy_curve`: log scales and our points'
+    marker."""
+
+    logx: bool = False
+    logy: bool = False
+    marker: str = "o"
+
+
+def _style_of(given: dict) -> _CurveStyle:
+    """:func:`plot_privacy_curve`'s styling keywords; any other keyword raises TypeError
+    (as a parameter list would)."""
+    unknown = [k for k in given if k not in _CurveStyle.__dataclass_fields__]
+    if unknown:
+        raise TypeError(f"plot_privacy_curve() got an unexpected keyword argument {unknown[0]!r}")
+    return _CurveStyle(**given)
+
+
 def plot_privacy_curve(
     data,
     x: str,
@@ -39,17 +60,18 @@ def plot_privacy_curve(
     xlabel: str | None = None,
     ylabel: str | None = None,
     title: str | None = None,
-    logx: bool = False,
-    logy: bool = False,
-    marker: str = "o",
+    **style,
 ):
     """A privacy (or cost) measure ``y`` against a parameter ``x``, one line per ``by``.
 
     ``data`` is a long DataFrame (one row per point). ``paper``, when given, is what the
     paper reports, drawn dashed in grey next to our measurement: a DataFrame with the
-    same ``x``, ``y`` (and ``by``) columns, or a dict ``{label: (xs, ys)}``. Returns the
-    matplotlib axes.
+    same ``x``, ``y`` (and ``by``) columns, or a dict ``{label: (xs, ys)}``. ``style``:
+    ``logx``, ``logy`` (log scales, default False) and ``marker`` (of our points, default
+    ``"o"``); any other keyword is a TypeError. Returns the matplotlib axes.
     """
+    look = _style_of(style)
+    logx, logy, marker = look.logx, look.logy, look.marker
     data = pd.DataFrame(data)
     for col in [x, y] + ([by] if by else []):
         if col not in data.columns:
