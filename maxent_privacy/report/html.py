@@ -21,13 +21,14 @@ import io
 import math
 import re
 import shlex
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ..files import check_outputs, check_target, write_text
 from .act import act_context
-from .adversary_scale import ADVERSARY_CHOICES, adversary_scale
+from .adversary_scale import adversary_scale, scale_adversaries
 from .risk import check_threshold, per_person, risk_summary, risk_table
 from .statements import stated_facts
 
@@ -303,29 +304,51 @@ def _cell(value) -> str:
     return str(value)
 
 
+@dataclass(frozen=True)
+class _Provenance:
+    """What a report was made from (keywords of :func:`render_report`): the release
+    files' names, the knowledge file's name and the command line."""
+
+    sources: object = None
+    knowledge: object = None
+    command: str | None = None
+
+
+def _provenance(given: dict) -> _Provenance:
+    """:func:`render_report`'s provenance keywords; any other keyword raises TypeError
+    (as a parameter list would)."""
+    unknown = [k for k in given if k not in _Provenance.__dataclass_fields__]
+    if unknown:
+        raise TypeError(f"render_report() got an unexpected keyword argument {unknown[0]!r}")
+    return _Provenance(**given)
+
+
 def render_report(
     result,
     threshold: float = 0.5,
     *,
     top: int = 20,
     title: str | None = None,
-    sources=None,
-    knowledge=None,
-    command: str | None = None,
     table: pd.DataFrame | None = None,
     nonsensitive=(),
     bounds: str = "auto",
     adversary: str = "maxent",
+    **provenance,
 ) -> str:
     """The HTML text of the report (see :func:`write_report`); ``table``: the
     :func:`risk_table` of ``result`` at ``threshold`` when the caller has it already (its
     certified intervals cost LPs); else ``nonsensitive`` and ``bounds`` go to
     :func:`risk_table` (the result caches it: no bounds computed twice). ``adversary``
-    "learned" adds the scale of adversaries (:mod:`.adversary_scale`)."""
+    "learned" adds the scale of adversaries (:mod:`.adversary_scale`). ``provenance``:
+    what the report was made from, for its text and its commands: ``sources`` (the
+    release files' names), ``knowledge`` (the knowledge file's name) and ``command`` (the
+    command line), each None by default; any other keyword is a TypeError."""
     import jinja2
 
     from .. import __version__
 
+    origin = _provenance(provenance)
+    sources, knowledge, command = origin.sources, origin.knowledge, origin.command
     threshold = check_threshold(threshold)
     if hasattr(result, "check_current"):  # never the old estimate beside the new facts
         result.check_current("report()")
@@ -388,14 +411,18 @@ def render_report(
 
 
 def _adversaries(result, table, threshold, summary, nonsensitive, adversary) -> list:
-    """The rows of the scale of adversaries (``adversary="learned"``), else none."""
-    if adversary not in ADVERSARY_CHOICES:
-        raise ValueError(f"adversary={adversary!r} must be one of {list(ADVERSARY_CHOICES)}")
-    if adversary == "maxent":
+    """The rows of the scale of adversaries (``adversary="learned"`` or any registered
+    adversary's name, or several), else none (``"maxent"``: the report's estimate alone)."""
+    chosen = scale_adversaries(adversary)
+    if not chosen:
         return []
     skip = table.attrs.get("nonsensitive", nonsensitive)
     return adversary_scale(
-        result, threshold, skip, worst_case=summary.get("people_at_risk_worst_case")
+        result,
+        threshold,
+        skip,
+        worst_case=summary.get("people_at_risk_worst_case"),
+        adversaries=chosen,
     )
 
 
