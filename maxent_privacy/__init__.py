@@ -13,12 +13,19 @@ wing's ``__init__`` says what lives there:
 - ``results.py``: :class:`Result`, posteriors, duals and the :class:`Certificate`
 - ``bounds/``: the worst case: LP bounds, possible and certain values, one module a method
 - ``adversaries/``: what someone holding the releases can infer: cross-version attacks,
-  inference channels, r-robustness, privacy metrics. **A new adversary model goes here.**
+  inference channels, r-robustness, privacy metrics, the learned adversary; the adversary
+  contract and its registry. **A new adversary model goes here.**
 - ``anonymize/``: how a publisher makes a release: Anatomy, Mondrian, history-guided,
   r-robust. **A new anonymizer (or re-publishing rule, or planner) goes here.**
 - ``report/``: what a person reads: the risk table, the HTML report, plots
 - ``datasets/``: the papers' examples and the UCI Adult data; ``cli/``: the
-  ``maxent-privacy`` command; ``errors.py``, ``files.py`` (atomic writes), ``numerics.py``
+  ``maxent-privacy`` command; ``errors.py``, ``files.py`` (atomic writes), ``numerics.py``,
+  ``_validation.py`` (every argument checked in one place: ``ArgumentError``) and
+  ``safety.py`` (data made inert in spreadsheet cells and figure labels)
+
+Extension points, one contract and one registry each: adversaries
+(``adversaries.register``, ``ADVERSARY_REGISTRY``), anonymizers (``anonymize.ANONYMIZERS``)
+and release kinds (``releases.RELEASE_KINDS``).
 
 Names are imported on first use, so ``import maxent_privacy`` itself is quick. Module
 paths from before the wings (``maxent_privacy.parser``, ``.data``, ...) still import:
