@@ -50,6 +50,7 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
+from ._validation import check_choice
 from .errors import OutputError, SameFileError
 
 __all__ = [
@@ -155,8 +156,7 @@ def atomic_write(
     caller need not (but may) close it. Raises :class:`OutputError` naming ``path`` when the
     file cannot be created, written or renamed into place (see the module docstring).
     """
-    if mode not in _MODES:
-        raise ValueError(f"atomic_write: mode must be 'w', 'wt' or 'wb', not {mode!r}")
+    mode = check_choice(mode, "atomic_write: mode", tuple(_MODES))
     binary = _MODES[mode] == "wb"
     target = _target(path)
     if target.is_dir():

@@ -15,6 +15,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from .._validation import check_integer, check_seed
+
 __all__ = [
     "byun2008_tables",
     "wang2008_figure1",
@@ -143,10 +145,8 @@ def du2008_adult(n: int = 14_210, seed: int = 0) -> pd.DataFrame:
     >>> len(sample), sample.index.is_monotonic_increasing
     (14210, True)
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"n must be an integer, got {n!r}")
-    if not 1 <= n <= _ADULT_ROWS:
-        raise ValueError(f"n must be between 1 and {_ADULT_ROWS:,}, got {n:,}")
+    n = check_integer(n, "n", minimum=1, maximum=_ADULT_ROWS)
+    check_seed(seed)
     frame = _read_adult()
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(len(frame), size=int(n), replace=False))

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from maxent_privacy import Bucketized
+from maxent_privacy._validation import ArgumentError
 from maxent_privacy.datasets import (
     ADULT_COLUMNS,
     ADULT_QI,
@@ -154,8 +155,10 @@ def test_du2008_adult_deterministic_per_seed():
 
 @pytest.mark.parametrize("n", [0, -1, 45_223, 1.5, "10", True])
 def test_du2008_adult_bad_n(n):
-    with pytest.raises(ValueError, match="n must be"):
+    with pytest.raises(ArgumentError, match=r"^n must be a whole number in \[1, 45222\], got "):
         du2008_adult(n=n)
+    with pytest.raises(ArgumentError, match=r"^seed must be a whole number >= 0"):
+        du2008_adult(n=10, seed=-1)
 
 
 def test_du2008_figure1_shape_and_buckets():
