@@ -179,9 +179,12 @@ def _globalize_rows(part: pd.DataFrame, r: int, bucket0: int, row0: int) -> pd.D
 
 
 def _codes(part: pd.DataFrame, sa: str, values: list) -> pd.DataFrame:
-    out = part.copy()
-    out[S] = pd.Index(values).get_indexer(part[sa].to_numpy()).astype(np.int64)
-    return out.drop(columns=[sa])
+    """The sensitive column ``sa`` replaced by its value codes ``s`` (dropped first: the
+    user's column may itself be named ``s``)."""
+    codes = pd.Index(values).get_indexer(part[sa].to_numpy()).astype(np.int64)
+    out = part.drop(columns=[sa])
+    out[S] = codes
+    return out
 
 
 def link_persons(part: pd.DataFrame, qi: list, R: int) -> pd.DataFrame:

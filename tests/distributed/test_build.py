@@ -152,3 +152,20 @@ def test_errors_name_the_partition_and_row(client):
     with pytest.raises(ReleaseError, match=r"person 4 has different QI in different releases: "
                        r"age=33 in release 1 vs age=99 in release 2"):  # fmt: skip
         build_distributed(rels, client)
+
+
+@pytest.mark.parametrize("sa", ["s", "person", "group", "release", "n", "cls"])
+def test_a_sensitive_column_named_like_an_internal_one(sa):
+    """Issue 39: a sensitive column named ``s`` was a KeyError ("['s'] not in index")."""
+    from maxent_privacy import Bucketized, MaxEntModel
+
+    one = pd.DataFrame(
+        {"id": [1, 2, 3, 4], "age": [30, 30, 41, 52], sa: ["flu", "hiv", "flu", "cold"],
+         "g": [1, 1, 2, 2]}
+    )  # fmt: skip
+    two = one.assign(g=[1, 2, 2, 1])
+    frames = [dd.from_pandas(f, npartitions=2) for f in (one, two)]
+    s = build_distributed([DaskBucketized(f, ["age"], sa, "g", "id") for f in frames])
+    assert s.values == ["cold", "flu", "hiv"]
+    model = MaxEntModel([Bucketized(f, ["age"], sa, "g", person="id") for f in (one, two)])
+    assert len(s.cells.compute()) == model.n_cells
