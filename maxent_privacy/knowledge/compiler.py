@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from .._validation import ArgumentTypeError, shown
 from ..errors import MaxEntError
 from ..releases.ranges import is_range
 from .syntax import (
@@ -169,7 +170,7 @@ class _Compiler:
                         "divide by nonzero numbers only (the fact must stay linear)", node.span
                     )
                 else:
-                    raise TypeError(f"not a knowledge operator: {node.op!r}")
+                    raise ArgumentTypeError(f"not a knowledge operator: {shown(node.op)}")
             elif isinstance(node, (Prob, Count)):
                 key = node
                 try:
@@ -181,7 +182,7 @@ class _Compiler:
                 else:
                     terms[key] = [factor, self.leaf(node)]
             else:
-                raise TypeError(f"not a knowledge expression: {node!r}")
+                raise ArgumentTypeError(f"not a knowledge expression: {shown(node)}")
         if not all(math.isfinite(c) for c in [constant, *(f for f, _ in terms.values())]):
             raise self.error("a coefficient is out of range (the arithmetic overflows)")
         out = None
@@ -230,7 +231,7 @@ def apply_knowledge(model, statements) -> list[str]:
     statements = list(statements)
     for st in statements:
         if not isinstance(st, Statement):
-            raise TypeError(
+            raise ArgumentTypeError(
                 "apply_knowledge() needs Statements (from parse_knowledge), "
                 f"got {type(st).__name__}"
             )

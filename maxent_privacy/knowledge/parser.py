@@ -57,6 +57,7 @@ import codecs
 import math
 from pathlib import Path
 
+from .._validation import ArgumentTypeError
 from ..releases.ranges import between
 from .compiler import apply_knowledge
 from .lexer import Lexer, Token
@@ -622,7 +623,7 @@ def parse_knowledge(text: str, source: str = "<string>") -> list[Statement]:
     ['person', 'fact']
     """
     if not isinstance(text, str):
-        raise TypeError(f"parse_knowledge() needs a str, got {type(text).__name__}")
+        raise ArgumentTypeError(f"parse_knowledge() needs a str, got {type(text).__name__}")
     if len(text) > MAX_FILE_BYTES:
         raise _too_big(source, "characters", len(text))
     text = text.removeprefix("\ufeff")

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from maxent_privacy import Bucketized, MaxEntError, MaxEntModel, datasets
+from maxent_privacy._validation import ArgumentError, ArgumentTypeError
 from maxent_privacy.parser import (
     BinOp,
     Condition,
@@ -492,8 +493,11 @@ def test_numbers_match_string_values():
 
 
 def test_apply_needs_statements(fig1_model):
-    with pytest.raises(TypeError, match="needs Statements"):
+    with pytest.raises(TypeError, match="needs Statements") as err:
         apply_knowledge(fig1_model, ['P(disease = "Flu") = 0'])
+    assert isinstance(err.value, ArgumentError)  # a TypeError and an ArgumentError
+    with pytest.raises(ArgumentTypeError, match=r"^parse_knowledge\(\) needs a str, got bytes$"):
+        parse_knowledge(b"P(disease = 'Flu') = 0")
 
 
 def test_docstring_examples():
