@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 
 from ..errors import MaxEntError
-from .argtypes import probability, seconds, whole
+from .argtypes import memory_size, probability, seconds, whole
 
 __all__ = ["SchedulerError", "add_distributed_parser", "run_distributed"]
 
@@ -75,7 +75,11 @@ def add_distributed_parser(sub, epilog: str | None = None, formatter=None) -> No
         "--workers", type=whole(1), default=2, metavar="N", help="local cluster: workers"
     )
     p.add_argument(
-        "--memory-limit", default="auto", metavar="SIZE", help="local cluster: per worker"
+        "--memory-limit",
+        type=memory_size,
+        default="auto",
+        metavar="SIZE",
+        help="local cluster: per worker (auto, a share such as 0.5, or 1.5GB, 800MiB)",
     )
     p.add_argument(
         "--threshold", type=probability, default=0.5, metavar="P",

@@ -458,3 +458,15 @@ def test_bad_file_in_a_real_process(tmp_path, csv_bytes):
     assert done.stderr.decode() == (
         "error: gz.csv: not CSV text but a gzip-compressed file; name it .csv.gz or decompress it\n"
     )
+
+
+@pytest.mark.parametrize("size", ["lots", "0", "-1GB", "1.5 GBs"])
+def test_a_bad_memory_limit_is_one_line(size, tmp_path, capsys):
+    """Issue 39: --memory-limit lots was Dask's ValueError (a traceback)."""
+    with pytest.raises(SystemExit) as caught:
+        main(["distributed", "r.parquet", "--qi", "a", "--sa", "s", "--group", "g",
+              "--person", "id", "--out", str(tmp_path / "o"), "--memory-limit", size])  # fmt: skip
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and "argument --memory-limit" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "o").exists()
