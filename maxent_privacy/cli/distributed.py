@@ -103,10 +103,41 @@ def _read(path: str):
 
     try:
         if ".csv" in path.lower():
+            _same_header(path)
             return dd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
         return dd.read_parquet(path)
     except (OSError, ValueError) as err:
         raise ReleaseError(f"{path}: cannot read: {str(err).splitlines()[0]}") from err
+
+
+def _same_header(path: str) -> None:
+    """The CSV files a glob matches have the same columns, or a ReleaseError naming two
+    that differ and how."""
+    import glob
+
+    import pandas as pd
+
+    from ..errors import ReleaseError
+
+    files = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
+    first = None
+    for name in files:
+        columns = list(pd.read_csv(name, nrows=0).columns)
+        if first is None:
+            first = (name, columns)
+            continue
+        if columns != first[1]:
+            lost = [c for c in first[1] if c not in columns]
+            new = [c for c in columns if c not in first[1]]
+            how = (
+                f"it lacks {lost[0]!r}" + (f" and has {new[0]!r}" if new else "")
+                if lost or new
+                else "the same columns in another order"
+            )
+            raise ReleaseError(
+                f"{path}: {name} does not have the columns of {first[0]} ({how}); every "
+                "part of a release has the same header"
+            )
 
 
 def _client(args):

@@ -100,3 +100,19 @@ def test_a_nan_threshold_is_refused(tmp_path):
     with pytest.raises(ArgumentError, match=r"threshold must be a number in \(0, 1\], got nan"):
         solve_distributed(None, tmp_path / "out", threshold=float("nan"))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_csv_parts_with_other_columns_are_one_line(tmp_path, capsys):
+    """Issue 39: a CSV glob whose parts say sex and gender was a KeyError."""
+    from maxent_privacy.cli import main
+
+    folder = tmp_path / "rel"
+    folder.mkdir()
+    (folder / "a.csv").write_text("id,sex,d,g\n1,F,flu,1\n")
+    (folder / "b.csv").write_text("id,gender,d,g\n2,M,hiv,1\n")
+    code = main(["distributed", str(folder / "*.csv"), "--qi", "sex", "--sa", "d", "--group",
+                 "g", "--person", "id", "--out", str(tmp_path / "out")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "b.csv does not have the columns of" in err and "it lacks 'sex' and has 'gender'" in err
+    assert not (tmp_path / "out").exists()
