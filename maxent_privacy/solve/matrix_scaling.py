@@ -281,7 +281,7 @@ class AlternateScaling:
         for self.iterations in range(1, SCALING_MAX_ITER + 1):  # noqa: B007
             b[ug] = self.C[ug] / np.bincount(gs, weights=w * a[cls], minlength=len(b))[ug]
             got = np.bincount(cls, weights=w * b[gs], minlength=len(a))[uc]
-            err = np.max(np.abs(a[uc] * got - self.R[uc]) / np.maximum(self.R[uc], 1.0))
+            err = np.max(np.abs(a[uc] * got - self.R[uc]) / np.maximum(self.R[uc], 1.0), initial=0)
             a[uc] = self.R[uc] / got
             if err <= tol:
                 break
