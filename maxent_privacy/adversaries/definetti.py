@@ -78,6 +78,39 @@ def _step_length(r, v) -> float:
     return min(-np.sqrt(np.vdot(r, r) / max(np.vdot(v, v), 1e-300)), -1.0)
 
 
+def _checked_prior(fit, out, shape: tuple) -> np.ndarray:
+    """A callable learner's answer as an array of ``shape`` (classes x values) whose rows
+    are non-negative, finite and not all zero, or an ArgumentError naming the learner."""
+    name = getattr(fit, "__name__", type(fit).__name__)
+    if out is None:
+        raise ArgumentError(f"learner {name!r} returned None, not P(s | QI) per class")
+    try:
+        arr = np.asarray(out.to_numpy() if hasattr(out, "to_numpy") else out, dtype=float)
+    except (TypeError, ValueError):
+        raise ArgumentError(
+            f"learner {name!r} returned a {type(out).__name__}, not an array of numbers"
+        ) from None
+    if arr.shape != tuple(shape):
+        raise ArgumentError(
+            f"learner {name!r} returned shape {arr.shape}; it must give one row per class "
+            f"and one column per sensitive value, {tuple(shape)}"
+        )
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        c, s = np.argwhere(bad)[0]
+        raise ArgumentError(
+            f"learner {name!r} returned {arr[c, s]} for class {c}, value {s}; each entry "
+            "must be a finite number >= 0"
+        )
+    empty = arr.sum(axis=1) <= 0
+    if empty.any():
+        raise ArgumentError(
+            f"learner {name!r} returned a row of zeros for class {int(np.argmax(empty))}; "
+            "each class needs some probability"
+        )
+    return arr
+
+
 class _Rounds:
     """The attack's rounds: a prior projected onto the tables the model allows (checked),
     the history, and the learner (its fit of a table, a vector over ``support``)."""
@@ -90,7 +123,7 @@ class _Rounds:
         # classes only, and the phantoms keep a flat prior (their maximum-entropy share)
         self.everyone = bool(self.real.all())
         self.qi = model.classes.loc[self.real, list(model.qi)].reset_index(drop=True)
-        ours = self.fit in LEARNERS.values()  # (they read the encoded QI)
+        ours = self.ours = self.fit in LEARNERS.values()  # (they read the encoded QI)
         self.encoded = encode(self.qi) if ours else None
         self.kwargs = {"encoded": self.encoded} if ours else {}
         if learner == "logistic_regression":
@@ -132,7 +165,11 @@ class _Rounds:
     def fitted(self, v):
         """The learner's prior fitted to the table ``v``."""
         with self._timing("learner"):
-            return self._embed(self.fit(self.qi, self._real(v), **self.kwargs))
+            table = self._real(v)
+            out = self.fit(self.qi, table, **self.kwargs)
+            if not self.ours:
+                out = _checked_prior(self.fit, out, table.shape)
+            return self._embed(out)
 
     def params(self, v):
         """Naive Bayes' log-parameters fitted to the table ``v``."""

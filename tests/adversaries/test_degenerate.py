@@ -41,3 +41,36 @@ def test_the_comparison_and_the_planner_on_one_qi_value():
         [], table, ["age"], "d", tau=0.7, adversary="learned", person="id", queries=20
     )
     assert report.passed and release.n_people == 5
+
+
+ROWS = pd.DataFrame(
+    {"sex": list("FFMFMFMM"), "g": [1, 1, 1, 2, 2, 3, 3, 3],
+     "s": ["flu", "flu", "hiv", "flu", "hiv", "flu", "hiv", "hiv"]}
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "answer, match",
+    [
+        (lambda qi, c: np.ones((len(qi), 3)), r"returned shape \(6, 3\); it must give"),
+        (lambda qi, c: np.ones((len(qi) + 1, c.shape[1])), r"returned shape \(7, 2\)"),
+        (lambda qi, c: None, "returned None"),
+        (lambda qi, c: np.full(c.shape, np.nan), "returned nan for class 0"),
+        (lambda qi, c: -np.ones(c.shape), "returned -1.0 for class 0, value 0"),
+        (lambda qi, c: np.zeros(c.shape), "returned a row of zeros for class 0"),
+        (lambda qi, c: "many", "returned a str, not an array of numbers"),
+    ],
+)
+def test_a_callable_learner_s_output_is_checked(answer, match):
+    """Issue 39: wrong shapes, None, NaN, negative or all-zero rows were pandas/numpy
+    errors or 'scaling missed a total by nan', never naming the learner."""
+
+    def mine(qi, counts):
+        return answer(qi, counts)
+
+    model = MaxEntModel(Bucketized(ROWS, qi=["sex"], sa="s", group="g"))
+    with pytest.raises(ValueError, match=f"learner 'mine' {match}") as caught:
+        definetti(model, learner=mine)
+    assert "\n" not in str(caught.value)
+    ok = definetti(model, learner=lambda qi, counts: pd.DataFrame(counts + 1))
+    assert ok.posterior().shape == (2, 2)
