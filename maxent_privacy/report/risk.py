@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._validation import REACHES, reaches
+from .._validation import REACHES, check_progress, reaches
 from .._validation import check_threshold as _check_threshold
 from ..files import check_outputs, write_frame
 from .safety import spreadsheet_safe
@@ -198,7 +198,8 @@ def risk_table(
     rounded ``maxent``, so every number printed (CSV, HTML, terminal) agrees with it.
     Sorted by ``maxent``, largest first (ties in table order). The result caches the
     table per arguments (``result.report()`` after ``result.risk_table()`` reuses its
-    bounds). ``progress``: called with the name of each long step (a progress bar).
+    bounds). ``progress``: None/False (silent), True (the name of each long step on
+    standard error) or a function called with it (a progress bar).
 
     ``csv_safe`` (default True): text cells that a spreadsheet would run as a formula
     (starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return, such as
@@ -207,6 +208,7 @@ def risk_table(
     opened safely; ``csv_safe=False`` keeps every cell as in the data.
     """
     threshold = check_threshold(threshold)
+    progress = check_progress(progress, "risk table")
     if hasattr(result, "check_current"):  # a Result solved from the model as it is now
         result.check_current("risk_table()")
     if isinstance(nonsensitive, str) or not np.iterable(nonsensitive):

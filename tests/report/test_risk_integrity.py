@@ -192,3 +192,17 @@ def test_result_plot_labels_tell_rows_apart():
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert len(labels) == 30 and len(set(labels)) == 30
     assert "every row: attribute0 a long common value" in ax.get_ylabel()
+
+
+def test_risk_table_progress_is_the_one_progress(capsys):
+    """progress: None/False silent, True one line per step on stderr, a function each step."""
+    steps: list[str] = []
+    risk_table(figure1_model().solve(), 0.5, progress=steps.append)
+    assert steps and all(isinstance(s, str) and "\n" not in s for s in steps)
+    risk_table(figure1_model().solve(), 0.5, progress=True)
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [f"risk table: {s}" for s in steps]
+    risk_table(figure1_model().solve(), 0.5, progress=False)
+    assert capsys.readouterr() == ("", "")
+    with pytest.raises(MaxEntError, match="^progress must be None, True/False or a function"):
+        risk_table(figure1_model().solve(), 0.5, progress="yes")
