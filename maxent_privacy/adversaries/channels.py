@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._validation import check_number
 from ..errors import ReleaseError
 from ..numerics import entropy_terms
 
@@ -41,6 +42,7 @@ def inference_channels(releases, tol: float = 1e-6, **solve_options) -> pd.DataF
     """
     from ..model import MaxEntModel
 
+    tol = check_number(tol, "tol", minimum=0)
     releases = list(releases)
     if len(releases) < 2:
         raise ReleaseError("inference_channels needs at least two releases")

@@ -377,8 +377,8 @@ class _PriorKnowledge:
         if weight is not None and (
             not is_number(weight) or not math.isfinite(weight) or not weight > 0
         ):
-            raise KnowledgeError(
-                f"the prior's weight must be > 0 and finite (or None), got {weight!r}"
+            raise KnowledgeArgumentError(
+                f"the prior's weight must be > 0 and finite (or None), got {shown(weight)}"
             )
         self.prior, self.weight = prior, weight
 
