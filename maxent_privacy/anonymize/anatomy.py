@@ -21,12 +21,11 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import check_integer, check_seed
 from ..errors import ReleaseError
 from ..releases.bucketized import Bucketized, ReleaseBase, check_input_table
-from ..releases.checks import (
-    check_l,
-    rng_of,
-)
+from ..releases.checks import rng_of
+from .contract import keyword_only, release_arguments
 
 __all__ = ["anatomize", "check_l_diversity"]
 
@@ -47,22 +46,24 @@ def _as_values(values) -> list:
     return values
 
 
+@keyword_only("frame", "qi", "sa", "l", "seed", "nonsensitive", "group", "person")
 def anatomize(
     frame: pd.DataFrame,
     qi: Sequence[str],
     sa: str,
+    *,
     l: int,  # noqa: E741
-    seed=0,
-    nonsensitive: Iterable | None = None,
     group: str = "group",
     person: str | None = None,
+    seed=0,
+    nonsensitive: Iterable | None = None,
 ) -> Bucketized:
     """Bucketize ``frame`` with Anatomy so that every group is l-diverse.
 
     ``person`` names a pseudonym column to keep in the release (to pool re-releases).
 
     The records are hashed into one pile per sensitive value, each pile shuffled with
-    ``numpy.random.defaultrng_of(seed)``. While at least ``l`` piles are non-empty, a new
+    ``numpy.random.default_rng(seed)``. While at least ``l`` piles are non-empty, a new
     group takes one record from each of the ``l`` largest piles (ties broken by the
     value, compared as ``str``). The at most ``l - 1`` leftover records each join an
     existing group that does not hold their sensitive value (the first such group in a
@@ -88,13 +89,21 @@ def anatomize(
     seed : seed of ``numpy.random.default_rng``; the release is a function of it.
     nonsensitive : values of ``sa`` exempt from the requirement (each must occur).
     group : name of the new group column (ints 1..m, in order of creation).
+    person : a pseudonym column to keep (None: none).
+
+    Everything after ``sa`` is keyword-only (the old positional order
+    ``(frame, qi, sa, l, seed, nonsensitive, group, person)`` still works, with a
+    ``DeprecationWarning``); a bad ``l`` or ``seed`` is an
+    :class:`~maxent_privacy._validation.ArgumentError`.
 
     Returns
     -------
     Bucketized over the rows of ``frame`` (original index kept, rows sorted by group
     and then by their position in ``frame``), with columns ``qi + [sa, group]``.
     """
-    l = check_l(l)  # noqa: E741
+    with release_arguments():
+        l = check_integer(l, "l", minimum=2)  # noqa: E741
+        seed = check_seed(seed)
     qi = check_input_table(frame, qi, sa, group, person, "anatomize")
     _check_anatomy_table(frame, sa, l)
     codes, uniques = pd.factorize(frame[sa], sort=False)
@@ -291,7 +300,8 @@ def check_l_diversity(release: Bucketized, l: int, nonsensitive: Iterable = ()) 
     >>> check_l_diversity(release, 3).tolist()
     [False, True, True]
     """
-    l = check_l(l)  # noqa: E741
+    with release_arguments():
+        l = check_integer(l, "l", minimum=2)  # noqa: E741
     if not isinstance(release, ReleaseBase):
         raise ReleaseError(
             f"check_l_diversity needs a Bucketized or Generalized release, got "

@@ -8,15 +8,55 @@ sensitive value of the group) fill the gap; how many each group holds is publish
 
 :func:`m_invariant` makes the next release from the earlier ones and the current table.
 
+The release is built in the paper's four phases. (The paper's own text was not at
+hand: the phases follow its outline as secondary sources give it; the rules below
+are this implementation's reading, its extensions are said so.)
+
+1. *division*: people of ``frame`` with a signature go to the bucket of their
+   signature; the others (insertions) wait in one pile per sensitive value. People
+   of the history who are not in ``frame`` (deletions) simply drop out. A person
+   coming back after a gap keeps the signature they had (the paper's lifespans have
+   no gaps: this is the safe reading).
+2. *balancing*: a bucket whose signature has λ values must hold the same number k of
+   records per value, k the largest count of a value among its people. Each missing
+   record of value v (buckets in the order of their sorted values, values in turn)
+   is taken from the pile of v while the piles stay m-eligible (no value in more
+   than 1/m of them; once the piles are not m-eligible, while taking does not add
+   to the counterfeits they will need), else it is a counterfeit of value v. A
+   bucket's counterfeits are then ``sum(k - count(v))`` over its signature, at least
+   one value having none: the fewest that keep every signature.
+3. *assignment*: the remaining insertions get new signatures. While some remain,
+   with counts c1 >= c2 >= ... of their values, the β >= m most frequent values
+   (smallest β first) give α people each (largest α first, chosen at random), such
+   that the rest stays m-eligible: ``(c1 - α) * m <= N - αβ`` and
+   ``c(β+1) * m <= N - αβ``; they form a bucket of signature those β values (joining
+   an existing bucket of the same signature). Insertions that are not m-eligible to
+   begin with (one newcomer, or one value in too many of them) are first padded with
+   ``m * c1 - N`` counterfeits of the least frequent values of the data (the fewest
+   that make them m-eligible; an extension: the rule above needs m-eligible
+   insertions).
+4. *split*: a bucket with k records per value becomes k groups of one record per
+   value. The paper splits to keep groups compact in the quasi-identifiers; here,
+   recursively, a bucket of k is cut into k // 2 and k - k // 2 along the QI column
+   most spread out in it (numbers by value, other columns by their text, each
+   relative to its spread over ``frame``): every value's people sorted on that
+   column, the lower ones go to the first part as far as the counterfeits allow.
+
+The first release (no history) is the same with every person an insertion: an
+m-unique Anatomy-style release with QI-compact groups, padded with counterfeits
+only if ``frame`` is not m-eligible.
+
 >>> import pandas as pd
 >>> from maxent_privacy.anonymize import m_invariant
 >>> t1 = pd.DataFrame({"id": [1, 2, 3, 4], "age": [21, 23, 50, 52],
 ...                    "disease": ["flu", "hiv", "flu", "hiv"]})
->>> r1 = m_invariant(None, t1, ["age"], "disease", 2, person="id")
+>>> r1 = m_invariant(t1, ["age"], "disease", m=2, person="id")
 >>> t2 = t1[t1["id"] != 4]                            # person 4 left
->>> r2 = m_invariant([r1], t2, ["age"], "disease", 2, person="id")
+>>> r2 = m_invariant(t2, ["age"], "disease", m=2, history=[r1], person="id")
 >>> r2.counterfeit_counts().tolist()                  # person 3 keeps {flu, hiv}
 [0, 1]
+>>> check_m_invariance([r1, r2], 2)
+True
 """
 
 from __future__ import annotations
@@ -27,23 +67,28 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import check_integer, check_seed
 from ..errors import ReleaseError
 from ..releases.bucketized import Bucketized, check_input_table
 from ..releases.checks import check_label, rng_of
 from ..releases.checks import shorten as _shorten
+from .contract import keyword_only, no_exemptions, release_arguments
 
-__all__ = ["check_next_table", "history_releases", "m_invariant"]
+__all__ = ["check_m_invariance", "check_next_table", "history_releases", "m_invariant"]
 
 
+@keyword_only("history", "frame", "qi", "sa", "m", "person", "seed", "group", "counterfeits")
 def m_invariant(
-    history: Sequence[Bucketized] | None,
     frame: pd.DataFrame,
     qi: Sequence[str],
     sa: str,
+    *,
     m: int,
+    history: Sequence[Bucketized] | None = None,
+    group: str = "group",
     person: str | None = None,
     seed=0,
-    group: str = "group",
+    nonsensitive=None,
     counterfeits: str = "counterfeit",
 ) -> Bucketized:
     """The next release of an m-invariant sequence (Xiao and Tao, SIGMOD 2007).
@@ -57,43 +102,8 @@ def m_invariant(
     each person one signature, or a one-line :class:`~maxent_privacy.ReleaseError`
     names the group or the person.
 
-    The release is built in the paper's four phases. (The paper's own text was not at
-    hand: the phases follow its outline as secondary sources give it; the rules below
-    are this implementation's reading, its extensions are said so.)
-
-    1. *division*: people of ``frame`` with a signature go to the bucket of their
-       signature; the others (insertions) wait in one pile per sensitive value. People
-       of the history who are not in ``frame`` (deletions) simply drop out. A person
-       coming back after a gap keeps the signature they had (the paper's lifespans have
-       no gaps: this is the safe reading).
-    2. *balancing*: a bucket whose signature has λ values must hold the same number k of
-       records per value, k the largest count of a value among its people. Each missing
-       record of value v (buckets in the order of their sorted values, values in turn)
-       is taken from the pile of v while the piles stay m-eligible (no value in more
-       than 1/m of them; once the piles are not m-eligible, while taking does not add
-       to the counterfeits they will need), else it is a counterfeit of value v. A
-       bucket's counterfeits are then ``sum(k - count(v))`` over its signature, at least
-       one value having none: the fewest that keep every signature.
-    3. *assignment*: the remaining insertions get new signatures. While some remain,
-       with counts c1 >= c2 >= ... of their values, the β >= m most frequent values
-       (smallest β first) give α people each (largest α first, chosen at random), such
-       that the rest stays m-eligible: ``(c1 - α) * m <= N - αβ`` and
-       ``c(β+1) * m <= N - αβ``; they form a bucket of signature those β values (joining
-       an existing bucket of the same signature). Insertions that are not m-eligible to
-       begin with (one newcomer, or one value in too many of them) are first padded with
-       ``m * c1 - N`` counterfeits of the least frequent values of the data (the fewest
-       that make them m-eligible; an extension: the rule above needs m-eligible
-       insertions).
-    4. *split*: a bucket with k records per value becomes k groups of one record per
-       value. The paper splits to keep groups compact in the quasi-identifiers; here,
-       recursively, a bucket of k is cut into k // 2 and k - k // 2 along the QI column
-       most spread out in it (numbers by value, other columns by their text, each
-       relative to its spread over ``frame``): every value's people sorted on that
-       column, the lower ones go to the first part as far as the counterfeits allow.
-
-    The first release (no history) is the same with every person an insertion: an
-    m-unique Anatomy-style release with QI-compact groups, padded with counterfeits
-    only if ``frame`` is not m-eligible.
+    The release is built in the paper's four phases (division, balancing, assignment,
+    split), as the module docstring describes.
 
     Parameters
     ----------
@@ -106,6 +116,11 @@ def m_invariant(
     seed : seed of ``numpy.random.default_rng`` (which insertions fill which bucket).
     group : name of the group column (ints 1, 2, ... per release).
     counterfeits : name of the boolean counterfeit column.
+    nonsensitive : must be None (every group holds m distinct values, none exempt).
+
+    Everything after ``sa`` is keyword-only; the old form ``m_invariant(history, frame,
+    qi, sa, m, person, seed, group, counterfeits)`` still works, with a
+    ``DeprecationWarning``.
 
     Returns
     -------
@@ -114,8 +129,52 @@ def m_invariant(
     ``counterfeits``, missing QI and person cells), sorted by group; rows numbered
     0, 1, ...; ``counterfeit_counts()`` is the published count per group.
     """
-    m = _check_m(m)
+    with release_arguments():
+        m = check_integer(m, "m", minimum=2)
+        seed = check_seed(seed)
+    no_exemptions(nonsensitive, "m_invariant", "every group holds m distinct values")
     qi = check_next_table(frame, qi, sa, group, person, counterfeits, "m_invariant")
+    people, values, sig, domain = _people_and_signatures(frame, sa, person, m, history)
+    rng = rng_of(seed)
+    buckets, piles = _division(people, values, sig, rng)
+    _balancing(buckets, piles, m)
+    _assignment(buckets, piles, m, domain, rng)
+    keys, span = _qi_keys(frame, qi)
+    groups = [g for K in sorted(buckets, key=_sig_key) for g in _split(buckets[K], keys, span)]
+    return _release(frame, qi, sa, person, group, counterfeits, groups)
+
+
+def check_m_invariance(releases, m: int) -> bool:
+    """Whether a sequence of releases (oldest first, Bucketized with person ids) is
+    m-invariant: every group m-unique (at least ``m`` records, all sensitive values
+    distinct, counterfeits included) and every person one signature throughout.
+
+    >>> from maxent_privacy import Bucketized, datasets
+    >>> release = Bucketized(datasets.du2008_figure1(), ["gender", "degree"], "disease",
+    ...                      "bucket", person="name")
+    >>> check_m_invariance([release], 2)
+    False
+    """
+    with release_arguments():
+        m = check_integer(m, "m", minimum=2)
+    releases = history_releases(releases, "m-invariance follows each person")
+    if not releases:
+        return True
+    last = releases[-1]
+    try:
+        _signatures(releases, last.sa, m, last.people[last.person])
+    except ReleaseError:
+        return False
+    return True
+
+
+# -- input --------------------------------------------------------------------------
+
+
+def _people_and_signatures(frame: pd.DataFrame, sa: str, person: str, m: int, history):
+    """The people of ``frame`` and their sensitive values (arrays), their signatures in
+    ``history`` and the domain of sensitive values; an error for a person whose value
+    left their signature or an ``m`` above the number of values."""
     ids = frame[person]
     releases = history_releases(history, "m-invariance follows each person from release to release")
     sig, seen_values = _signatures(releases, sa, m, ids)
@@ -135,22 +194,7 @@ def m_invariant(
                 f"{_show(sig[p])} in the earlier releases; m-invariance keeps a person's "
                 "value (give a changed person a new id: a deletion and an insertion)"
             )
-    rng = rng_of(seed)
-    buckets, piles = _division(people, values, sig, rng)
-    _balancing(buckets, piles, m)
-    _assignment(buckets, piles, m, domain, rng)
-    keys, span = _qi_keys(frame, qi)
-    groups = [g for K in sorted(buckets, key=_sig_key) for g in _split(buckets[K], keys, span)]
-    return _release(frame, qi, sa, person, group, counterfeits, groups)
-
-
-# -- input --------------------------------------------------------------------------
-
-
-def _check_m(m) -> int:
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
-        raise ReleaseError(f"m must be an integer of at least 2, got {m!r}")
-    return int(m)
+    return people, values, sig, domain
 
 
 def check_next_table(frame, qi, sa, group, person, counterfeits, name: str) -> list:

@@ -8,7 +8,7 @@ while both halves keep at least ``k`` records and no sensitive value above the s
 partition's extent.
 
 >>> import pandas as pd
->>> from maxent_privacy.mondrian import mondrian
+>>> from maxent_privacy.anonymize import mondrian
 >>> frame = pd.DataFrame({"age": [21, 23, 27, 52, 53, 57, 59],
 ...                       "sex": ["M", "M", "F", "M", "M", "F", "F"],
 ...                       "disease": ["Asthma", "Flu", "Cancer", "Alzheimer",
@@ -27,10 +27,12 @@ from typing import NoReturn
 import numpy as np
 import pandas as pd
 
+from .._validation import ArgumentError, check_flag, check_integer, check_seed, shown
 from ..errors import ReleaseError
 from ..releases.bucketized import check_input_table
-from ..releases.checks import check_k, resolve_c
+from ..releases.checks import resolve_c
 from ..releases.generalized import Generalized
+from .contract import keyword_only, no_exemptions, release_arguments
 
 __all__ = ["mondrian"]
 
@@ -59,16 +61,51 @@ def _check_categorical(column: str, values: Sequence) -> None:
             )
 
 
+def _fold_numeric(keywords: dict, numeric) -> None:
+    """The deprecated ``numeric=[...]``: the QI columns it lists become numbers, the others
+    of a numeric dtype plain values (categorical), in a copy of ``frame``."""
+    frame, qi = keywords.get("frame"), keywords.get("qi")
+    if numeric is None or not isinstance(frame, pd.DataFrame) or qi is None:
+        return
+    qi = [qi] if isinstance(qi, str) else list(qi)
+    numeric = [numeric] if isinstance(numeric, str) else list(numeric)
+    for col in numeric:
+        if col not in qi:
+            raise ReleaseError(f"numeric column {col!r} is not a quasi-identifier ({qi})")
+    frame = frame.copy()
+    for col in qi:
+        if col not in frame.columns or frame[col].ndim != 1:
+            continue
+        if col in numeric:
+            try:
+                frame[col] = pd.to_numeric(frame[col])
+            except (ValueError, TypeError):
+                bad = next(v for v in frame[col].tolist() if _not_number(v))
+                raise ReleaseError(
+                    f"numeric column {col!r} has a value that is not a number: {bad!r}"
+                ) from None
+        elif _numeric_dtype(frame[col]):
+            frame[col] = frame[col].astype(object)
+    keywords["frame"] = frame
+
+
+@keyword_only(
+    "frame", "qi", "sa", "k", "c", "group", "numeric", "relaxed", "person",
+    folded={"numeric": ("the QI of a numeric dtype are numeric: cast the others (astype)",
+                        _fold_numeric)},
+)  # fmt: skip
 def mondrian(
     frame: pd.DataFrame,
     qi: Sequence[str],
     sa: str,
+    *,
     k: int,
-    c: float,
+    c: float = 1.0,
     group: str = "group",
-    numeric: Sequence[str] | None = None,
-    relaxed: bool = False,
     person: str | None = None,
+    seed=0,
+    nonsensitive=None,
+    relaxed: bool = False,
 ) -> Generalized:
     """Partition ``frame`` with Mondrian under (k, c)-anonymity; return the release.
 
@@ -92,19 +129,30 @@ def mondrian(
     of the partitions) and ``person`` if given. Numeric QI cells are ``[lo-hi]``
     (the class's smallest and largest value) or the value itself; categorical cells are
     the set of the class's values ``{a, b}``, the value itself, or ``*`` when the class
-    holds every value of the column. ``numeric`` lists the numeric QI columns; by
-    default those with a numeric dtype. The result is deterministic.
+    holds every value of the column. The numeric QI columns are those of a numeric
+    dtype (``numeric=[...]`` is deprecated: cast a column with ``astype(str)`` to make it
+    categorical, ``pd.to_numeric`` to make it numeric). The result is deterministic.
 
     The whole table must itself satisfy k and c, else ``ReleaseError`` names the value.
+
+    ``c`` defaults to 1 (no bound on a value's share: k-anonymity). ``seed`` is taken for
+    the one signature of the anonymizers and not used (Mondrian is deterministic);
+    ``nonsensitive`` must be None. Everything after ``sa`` is keyword-only; the old
+    positional order ``(frame, qi, sa, k, c, group, numeric, relaxed, person)`` still
+    works, with a ``DeprecationWarning``.
     """
+    with release_arguments():
+        k = check_integer(k, "k", minimum=1)
+        c = _check_c(c)
+        check_seed(seed)
+        relaxed = check_flag(relaxed, "relaxed")
+    no_exemptions(nonsensitive, "mondrian", "c bounds every value")
     qi = check_input_table(frame, qi, sa, group, person, "mondrian")
-    k = check_k(k)
-    c = resolve_c(c)
     n = len(frame)
     if n == 0:
         raise ReleaseError("the table has no rows")
     _check_no_missing(frame, [*qi, sa])
-    numeric = _numeric_columns(frame, qi, numeric)
+    numeric = [col for col in qi if _numeric_dtype(frame[col])]
     codes, values_of, spans = _encode_qi(frame, qi, numeric)
     sa_codes, sa_uniques = pd.factorize(frame[sa], sort=False)
     n_sa = len(sa_uniques)
@@ -134,6 +182,17 @@ def mondrian(
     return Generalized(out, qi=qi, sa=sa, group=group, person=person, formats="ours")
 
 
+def _check_c(c) -> float:
+    """Definition 1's confidence bound (a ``c`` above 1 is l, bound 1/l), as an ArgumentError."""
+    try:
+        return resolve_c(c)
+    except ReleaseError:
+        raise ArgumentError(
+            f"c must be a number in (0, 1] (a confidence bound) or above 1 (read as l, for the "
+            f"bound 1/l), got {shown(c)}"
+        ) from None
+
+
 def _check_no_missing(frame: pd.DataFrame, columns: list[str]) -> None:
     """Raise naming the first missing value of ``columns``, if any."""
     for col in columns:
@@ -145,20 +204,9 @@ def _check_no_missing(frame: pd.DataFrame, columns: list[str]) -> None:
             )
 
 
-def _numeric_columns(frame: pd.DataFrame, qi: list[str], numeric) -> list[str]:
-    """The numeric QI columns: those given (checked), by default those of numeric dtype."""
-    if numeric is None:
-        return [
-            col
-            for col in qi
-            if pd.api.types.is_numeric_dtype(frame[col])
-            and not pd.api.types.is_bool_dtype(frame[col])
-        ]
-    numeric = [numeric] if isinstance(numeric, str) else list(numeric)
-    for col in numeric:
-        if col not in qi:
-            raise ReleaseError(f"numeric column {col!r} is not a quasi-identifier ({qi})")
-    return numeric
+def _numeric_dtype(column: pd.Series) -> bool:
+    """A numeric QI column: a numeric dtype, not bool."""
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
 
 
 def _encode_qi(

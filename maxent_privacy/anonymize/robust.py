@@ -11,7 +11,7 @@ at most 1/r. The priors and the bound are :mod:`~maxent_privacy.adversaries.prio
 >>> from maxent_privacy.robustness import Prior
 >>> frame = pd.DataFrame({"sex": list("MMFF"), "disease": ["Flu", "HIV", "Flu", "HIV"]})
 >>> prior = Prior.estimate(frame, ["sex"], "disease")
->>> robust_anonymize(frame, ["sex"], "disease", prior, r=2).n_groups
+>>> robust_anonymize(frame, ["sex"], "disease", r=2, prior=prior).n_groups
 2
 """
 
@@ -23,10 +23,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..adversaries.prior import Prior, as_priors, check_int, check_r
+from .._validation import ArgumentError, check_integer, check_number, check_seed, shown
+from ..adversaries.prior import Prior, as_priors
 from ..adversaries.worlds import MAX_STATES, exact_probs, monte_carlo, states
 from ..errors import KnowledgeError, ReleaseError
 from ..releases.bucketized import Bucketized, check_input_table
+from .contract import keyword_only, no_exemptions, release_arguments
 
 __all__ = ["robust_anonymize"]
 
@@ -57,17 +59,30 @@ def _merged_slack(size, lo, hi, mask, r) -> np.ndarray:
     return gap.max(axis=(0, 2))
 
 
+def _fold_max_states(keywords: dict, max_states) -> None:
+    """The deprecated ``max_states=n``: ``verify=n`` (unless ``verify=False``)."""
+    with release_arguments():
+        max_states = check_integer(max_states, "max_states", minimum=0)
+    if keywords.get("verify", True) is not False:
+        keywords["verify"] = max_states
+
+
+@keyword_only(
+    "frame", "qi", "sa", "prior", "r",
+    folded={"max_states": ("give the number of states as verify=n", _fold_max_states)},
+)  # fmt: skip
 def robust_anonymize(
     frame: pd.DataFrame,
     qi: Sequence[str],
     sa: str,
-    prior,
-    r,
     *,
-    seed=0,
+    r,
+    prior=None,
     group: str = "group",
-    verify: bool = True,
-    max_states: int = MAX_STATES,
+    person: str | None = None,
+    seed=0,
+    nonsensitive=None,
+    verify: bool | int = True,
 ) -> Bucketized:
     """Bucketize ``frame`` so that every group meets the Delta bounding condition.
 
@@ -89,24 +104,36 @@ def robust_anonymize(
        does not prove that no r-robust grouping exists.
     3. With ``verify=True`` (the default) each group's exact posteriors under every prior
        (the joint prior, not per-value; see the module note on Theorem 1) are computed and
-       groups above 1/r are merged further the same way. ``verify=False`` stops after
+       groups above 1/r are merged further the same way (exactly for groups of at most
+       ``MAX_STATES`` possible-world states, by a Monte-Carlo estimate above; a whole
+       number ``verify=n`` sets that limit to ``n``). ``verify=False`` stops after
        step 2: the paper's method, guaranteed only against the per-value adversary.
 
     Every group is m-unique (each sensitive value at most once, as in Anatomy) and has
     at least r records, so no value may occur in more than N / ceil(r) of the N records.
-    Returns a Bucketized release with columns ``qi + [sa, group]`` (groups numbered
-    1..m by their first record; rows sorted by group, then position in ``frame``).
+    Returns a Bucketized release with columns ``qi + [sa, group]`` (and ``person`` if
+    given; groups numbered 1..m by their first record; rows sorted by group, then
+    position in ``frame``).
+
+    ``prior`` defaults to the empirical prior over all of ``qi``
+    (``Prior.estimate(frame, qi, sa)``); ``nonsensitive`` must be None (every group is
+    m-unique). Everything after ``sa`` is keyword-only; the old positional
+    ``(frame, qi, sa, prior, r)`` still works, with a ``DeprecationWarning``.
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"sex": list("MMMMFFFF"), "disease": ["Flu", "HIV", "Cold",
     ...                       "Flu", "Flu", "HIV", "Cold", "HIV"]})
     >>> prior = Prior.estimate(frame, ["sex"], "disease")
-    >>> release = robust_anonymize(frame, ["sex"], "disease", prior, r=2)
+    >>> release = robust_anonymize(frame, ["sex"], "disease", r=2, prior=prior)
     >>> from maxent_privacy.robustness import robustness_table
     >>> bool(robustness_table(release, prior, 2)["delta_bound"].all())
     True
     """
-    qi, priors, max_states = _check_robust_input(frame, qi, sa, group, prior, r, max_states)
+    with release_arguments():
+        qi, priors = _check_robust_input(frame, qi, sa, group, person, prior, r)
+        verify, max_states = _check_verify(verify)
+        seed = check_seed(seed)
+    no_exemptions(nonsensitive, "robust_anonymize", "every group holds each value once")
     n = len(frame)
     q = math.ceil(float(r))
     codes, uniques = pd.factorize(frame[sa], sort=False)
@@ -130,26 +157,42 @@ def robust_anonymize(
     # number groups by their first record; rows sorted by group, then position
     group_of = groups.numbered(n)
     rows = np.lexsort((np.arange(n), group_of))
-    out = frame.iloc[rows][qi + [sa]].copy()
+    out = frame.iloc[rows][qi + [sa] + ([person] if person is not None else [])].copy()
     out[group] = group_of[rows]
-    return Bucketized(out, qi=qi, sa=sa, group=group)
+    return Bucketized(out, qi=qi, sa=sa, group=group, person=person)
 
 
-def _check_robust_input(frame, qi, sa, group, prior, r, max_states) -> tuple:
-    """Check the arguments of :func:`robust_anonymize`: ``(qi, priors, max_states)``."""
-    check_r(r)
-    qi = check_input_table(frame, qi, sa, group, None, "robust_anonymize")
+def _check_verify(verify) -> tuple[bool, int]:
+    """``verify`` (True/False or a number of states) as ``(verify, max_states)``."""
+    if isinstance(verify, (bool, np.bool_)):
+        return bool(verify), MAX_STATES
+    try:
+        return True, check_integer(verify, "verify", minimum=0)
+    except ArgumentError:
+        raise ArgumentError(
+            f"verify must be True, False or a whole number of states >= 0, got {shown(verify)}"
+        ) from None
+
+
+def _check_robust_input(frame, qi, sa, group, person, prior, r) -> tuple:
+    """Check the arguments of :func:`robust_anonymize`: ``(qi, priors)``."""
+    try:
+        above = check_number(r, "r") > 1
+    except ArgumentError:
+        above = False
+    if not above:
+        raise ArgumentError(f"r must be a number above 1, got {shown(r)}")
+    qi = check_input_table(frame, qi, sa, group, person, "robust_anonymize")
     if len(frame) == 0:
         raise ReleaseError("robust_anonymize: the table has no rows")
-    max_states = check_int(max_states, "max_states", 0)
-    priors = as_priors(prior)
+    priors = as_priors(Prior.estimate(frame, qi, sa) if prior is None else prior)
     for pr in priors:
         if pr.sa != sa:
             raise KnowledgeError(f"a prior speaks of {pr.sa!r}, not of the sensitive {sa!r}")
         for a in pr.attributes:
             if a not in qi:
                 raise KnowledgeError(f"prior attribute {a!r} is not a quasi-identifier")
-    return qi, priors, max_states
+    return qi, priors
 
 
 def _check_m_unique_possible(codes: np.ndarray, uniques: list, q: int, r) -> None:

@@ -443,7 +443,7 @@ def test_robust_anonymize_on_adult(adult_sample, attributes, alpha):
     """Every group passes the bound, and its exact posteriors are <= 1/r (acceptance 5)."""
     r = 2
     priors = [Prior.estimate(adult_sample, a, ADULT_SA, alpha=alpha) for a in attributes]
-    release = robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, priors, r)
+    release = robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, r=r, prior=priors)
     out = release.frame
     assert sorted(out.index) == sorted(adult_sample.index)
     pd.testing.assert_frame_equal(
@@ -480,7 +480,7 @@ def test_robust_anonymize_either_delivers_or_says_why(case):
         Prior.estimate(frame, ["age"], "d", alpha),
     ]
     try:
-        release = robust_anonymize(frame, ["sex", "age"], "d", priors, r)
+        release = robust_anonymize(frame, ["sex", "age"], "d", r=r, prior=priors)
     except ReleaseError as err:
         assert "robust" in str(err)
         return
@@ -510,7 +510,7 @@ def test_robust_anonymize_merges_across_signatures():
         ),
         "d",
     )
-    release = robust_anonymize(frame, ["sex", "age"], "d", prior, 2)
+    release = robust_anonymize(frame, ["sex", "age"], "d", r=2, prior=prior)
     table = robustness_table(release, prior, 2)
     assert table["delta_bound"].all() and (table["max_posterior"] <= 0.5 + 1e-12).all()
     assert (release.frame.groupby("group")["sex"].nunique() > 1).any()
@@ -523,36 +523,38 @@ def test_verify_catches_the_joint_prior_counterexample():
     )
     prior = Prior(table, "disease")
     frame = pd.DataFrame({"sig": ["A", "A", "B"], "disease": ["x", "z", "y"]})
-    release = robust_anonymize(frame, ["sig"], "disease", prior, 2, verify=False)  # Delta only
+    release = robust_anonymize(
+        frame, ["sig"], "disease", r=2, prior=prior, verify=False
+    )  # Delta only
     assert release.n_groups == 1
     assert robustness_table(release, prior, 2)["max_posterior"].iloc[0] > 0.6
     with pytest.raises(ReleaseError, match="no 2-robust group can take"):
-        robust_anonymize(frame, ["sig"], "disease", prior, 2)  # verify=True by default
+        robust_anonymize(frame, ["sig"], "disease", r=2, prior=prior)  # verify=True by default
 
 
 def test_robust_anonymize_errors(adult_sample):
     prior = Prior.estimate(adult_sample, ["sex"], ADULT_SA)
     with pytest.raises(ReleaseError, match="r must be a number above 1"):
-        robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, prior, 1)
+        robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, r=1, prior=prior)
     with pytest.raises(ReleaseError, match="'HS-grad' occurs in .* more than 1/4"):
-        robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, prior, 4)
+        robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, r=4, prior=prior)
     with pytest.raises(KnowledgeError, match="'income' is not a quasi-identifier"):
         bad = Prior.estimate(adult_sample, ["income"], ADULT_SA)
-        robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, bad, 2)
+        robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, r=2, prior=bad)
     with pytest.raises(KnowledgeError, match="speaks of 'income'"):
         bad = Prior.estimate(adult_sample, ["sex"], "income")
-        robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, bad, 2)
+        robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, r=2, prior=bad)
     with pytest.raises(ReleaseError, match="quasi-identifier column 'zip'"):
-        robust_anonymize(adult_sample, ["zip"], ADULT_SA, prior, 2)
+        robust_anonymize(adult_sample, ["zip"], ADULT_SA, r=2, prior=prior)
     one = pd.DataFrame({"age": [87, 30, 31, 32], "d": ["a", "b", "c", "a"]})
     sure = Prior.estimate(one, ["age"], "d")  # age 87 has 'a' with probability 1
     with pytest.raises(ReleaseError, match="no 2-robust group can take the record"):
-        robust_anonymize(one, ["age"], "d", sure, 2)
+        robust_anonymize(one, ["age"], "d", r=2, prior=sure)
 
 
 def test_query_error(adult_sample):
     prior = Prior.estimate(adult_sample, ["sex", "race"], ADULT_SA)
-    robust = robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, prior, 2)
+    robust = robust_anonymize(adult_sample, ADULT_QI, ADULT_SA, r=2, prior=prior)
     anatomy = anatomize(adult_sample, ADULT_QI, ADULT_SA, l=2)
     a = query_error(robust, queries=200, seed=4)
     assert a == query_error(robust, queries=200, seed=4)  # seeded

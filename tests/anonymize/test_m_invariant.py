@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from maxent_privacy import Bucketized, ReleaseError
+from maxent_privacy._validation import ArgumentError
 from maxent_privacy.anonymize import m_invariant
 from maxent_privacy.datasets import ADULT_QI, ADULT_SA, du2008_adult
 
@@ -107,7 +108,7 @@ def random_case(rng, pool: int, start: tuple, max_releases: int, max_values: int
 def publish(frames, m, qi=QI, sa=SA, seed=0):
     releases = []
     for frame in frames:
-        releases.append(m_invariant(releases, frame, qi, sa, m, person=PID, seed=seed))
+        releases.append(m_invariant(frame, qi, sa, m=m, history=releases, person=PID, seed=seed))
     return releases
 
 
@@ -184,7 +185,7 @@ def test_hand_example(seed):
     its counterfeit; {c,d} keeps its counterfeit; {c,e} lost p10: a counterfeit c.
     """
     release1, t2, t3 = hand_tables()
-    r2 = m_invariant([release1], t2, ["age"], SA, 2, person=PID, seed=seed)
+    r2 = m_invariant(t2, ["age"], SA, m=2, history=[release1], person=PID, seed=seed)
     assert as_sets(r2) == {
         frozenset({("p1", "a"), ("p9", "b")}),
         frozenset({("p3", "a"), ("p4", "b")}),
@@ -193,7 +194,7 @@ def test_hand_example(seed):
         frozenset({("p10", "c"), ("p11", "e")}),
     }
     assert r2.counterfeit_counts().tolist() == [0, 0, 1, 1, 0]  # groups in signature order
-    r3 = m_invariant([release1, r2], t3, ["age"], SA, 2, person=PID, seed=seed)
+    r3 = m_invariant(t3, ["age"], SA, m=2, history=[release1, r2], person=PID, seed=seed)
     assert as_sets(r3) == {
         frozenset({("p1", "a"), ("p9", "b")}),
         frozenset({("p3", "a"), ("p4", "b")}),
@@ -210,19 +211,19 @@ def test_first_release_is_m_unique_and_qi_compact():
         {PID: range(6), "age": [20, 21, 22, 60, 61, 62], "zip": [1] * 6,
          SA: ["a", "b", "c", "a", "b", "c"]}
     )  # fmt: skip
-    release = m_invariant(None, frame, QI, SA, 3, person=PID)
+    release = m_invariant(frame, QI, SA, m=3, person=PID)
     assert as_sets(release) == {
         frozenset({(0, "a"), (1, "b"), (2, "c")}),
         frozenset({(3, "a"), (4, "b"), (5, "c")}),
     }
     assert release.counterfeit_counts().sum() == 0
-    assert m_invariant([], frame, QI, SA, 3, person=PID).frame.equals(release.frame)
+    assert m_invariant(frame, QI, SA, m=3, history=[], person=PID).frame.equals(release.frame)
 
 
 def test_first_release_pads_with_the_fewest_counterfeits():
     """Not m-eligible (one value in more than 1/m of the people): m * c1 - N counterfeits."""
     frame = pd.DataFrame({PID: range(5), "age": range(5), "zip": 1, SA: list("aaabc")})
-    release = m_invariant(None, frame, QI, SA, 2, person=PID)
+    release = m_invariant(frame, QI, SA, m=2, person=PID)
     assert_release(release, frame, 2)
     assert release.counterfeit_counts().sum() == 2 * 3 - 5
     assert release.n_groups == 3
@@ -262,7 +263,7 @@ def test_adult_first_release_not_m_eligible():
     frame = du2008_adult(n=1000, seed=1).reset_index(names=PID)
     top = frame[ADULT_SA].value_counts().max()
     assert 4 * top > len(frame)  # HS-grad is about a third: not 4-eligible
-    release = m_invariant(None, frame, ADULT_QI, ADULT_SA, 4, person=PID)
+    release = m_invariant(frame, ADULT_QI, ADULT_SA, m=4, person=PID)
     assert_release(release, frame, 4, qi=ADULT_QI, sa=ADULT_SA)
     assert release.counterfeit_counts().sum() == 4 * top - len(frame)
 
@@ -343,32 +344,32 @@ def small():
 
 
 def test_error_m_not_an_integer():
-    with pytest.raises(ReleaseError) as e:
-        m_invariant(None, small(), QI, SA, 1.5, person=PID)
-    one_line(e, "m must be an integer", "1.5")
+    with pytest.raises(ArgumentError) as e:
+        m_invariant(small(), QI, SA, m=1.5, person=PID)
+    one_line(e, "m must be a whole number", "1.5")
 
 
 def test_error_m_below_two():
-    with pytest.raises(ReleaseError) as e:
-        m_invariant(None, small(), QI, SA, 1, person=PID)
-    one_line(e, "at least 2")
+    with pytest.raises(ArgumentError) as e:
+        m_invariant(small(), QI, SA, m=1, person=PID)
+    one_line(e, "m must be a whole number >= 2")
 
 
 def test_error_m_exceeds_distinct_values():
     with pytest.raises(ReleaseError) as e:
-        m_invariant(None, small(), QI, SA, 3, person=PID)
+        m_invariant(small(), QI, SA, m=3, person=PID)
     one_line(e, "m=3", "2 distinct sensitive values", repr(SA))
 
 
 def test_error_no_person_argument():
     with pytest.raises(ReleaseError) as e:
-        m_invariant(None, small(), QI, SA, 2)
+        m_invariant(small(), QI, SA, m=2)
     one_line(e, "person=")
 
 
 def test_error_person_column_missing():
     with pytest.raises(ReleaseError) as e:
-        m_invariant(None, small(), QI, SA, 2, person="name")
+        m_invariant(small(), QI, SA, m=2, person="name")
     one_line(e, "person column 'name'")
 
 
@@ -376,7 +377,7 @@ def test_error_duplicate_person():
     frame = small()
     frame.loc[3, PID] = 1
     with pytest.raises(ReleaseError) as e:
-        m_invariant(None, frame, QI, SA, 2, person=PID)
+        m_invariant(frame, QI, SA, m=2, person=PID)
     one_line(e, "person id 1", repr(PID))
 
 
@@ -384,35 +385,35 @@ def test_error_missing_sensitive_value():
     frame = small()
     frame.loc[2, SA] = None
     with pytest.raises(ReleaseError) as e:
-        m_invariant(None, frame, QI, SA, 2, person=PID)
+        m_invariant(frame, QI, SA, m=2, person=PID)
     one_line(e, repr(SA), "row 2")
 
 
 def test_error_empty_table():
     with pytest.raises(ReleaseError) as e:
-        m_invariant(None, small().iloc[:0], QI, SA, 2, person=PID)
+        m_invariant(small().iloc[:0], QI, SA, m=2, person=PID)
     one_line(e, "no rows")
 
 
 def test_error_counterfeits_name_taken():
     with pytest.raises(ReleaseError) as e:
-        m_invariant(None, small(), QI, SA, 2, person=PID, counterfeits="age")
+        m_invariant(small(), QI, SA, m=2, person=PID, counterfeits="age")
     one_line(e, "counterfeits column name 'age'")
 
 
 def test_error_history_not_a_list_of_releases():
     with pytest.raises(ReleaseError) as e:
-        m_invariant(small(), small(), QI, SA, 2, person=PID)
+        m_invariant(small(), QI, SA, m=2, history=small(), person=PID)
     one_line(e, "history must be a list", "DataFrame")
     with pytest.raises(ReleaseError) as e:
-        m_invariant([small()], small(), QI, SA, 2, person=PID)
+        m_invariant(small(), QI, SA, m=2, history=[small()], person=PID)
     one_line(e, "release 1 of the history is a DataFrame")
 
 
 def test_error_history_without_person_ids():
     release = Bucketized(small().assign(group=[1, 1, 2, 2]), QI, SA, "group")
     with pytest.raises(ReleaseError) as e:
-        m_invariant([release], small(), QI, SA, 2, person=PID)
+        m_invariant(small(), QI, SA, m=2, history=[release], person=PID)
     one_line(e, "release 1 of the history has no person ids")
 
 
@@ -420,14 +421,14 @@ def test_error_history_other_sensitive_column():
     other = small().rename(columns={SA: "illness"}).assign(group=[1, 1, 2, 2])
     release = Bucketized(other, QI, "illness", "group", person=PID)
     with pytest.raises(ReleaseError) as e:
-        m_invariant([release], small(), QI, SA, 2, person=PID)
+        m_invariant(small(), QI, SA, m=2, history=[release], person=PID)
     one_line(e, "release 1", "'illness'", repr(SA))
 
 
 def test_error_history_not_m_unique():
     release = Bucketized(small().assign(group=[1, 2, 1, 2]), QI, SA, "group", person=PID)
     with pytest.raises(ReleaseError) as e:
-        m_invariant([release], small(), QI, SA, 2, person=PID)
+        m_invariant(small(), QI, SA, m=2, history=[release], person=PID)
     one_line(e, "release 1 of the history is not 2-unique", "group 1")
 
 
@@ -435,7 +436,7 @@ def test_error_history_groups_smaller_than_m():
     frame = small().assign(**{SA: ["a", "b", "c", "d"]})
     release = Bucketized(frame.assign(group=[1, 1, 2, 2]), QI, SA, "group", person=PID)
     with pytest.raises(ReleaseError) as e:
-        m_invariant([release], frame, QI, SA, 3, person=PID)
+        m_invariant(frame, QI, SA, m=3, history=[release], person=PID)
     one_line(e, "not 3-unique", "2 records")
 
 
@@ -444,27 +445,27 @@ def test_error_history_not_m_invariant_names_the_person():
     first = Bucketized(frame.assign(group=[1, 1, 2, 2]), QI, SA, "group", person=PID)
     second = Bucketized(frame.assign(group=[1, 2, 1, 2]), QI, SA, "group", person=PID)
     with pytest.raises(ReleaseError) as e:
-        m_invariant([first, second], frame, QI, SA, 2, person=PID)
+        m_invariant(frame, QI, SA, m=2, history=[first, second], person=PID)
     one_line(e, "not m-invariant", "person 1", "release 1", "release 2")
 
 
 def test_error_value_outside_signature():
-    release = m_invariant(None, small(), QI, SA, 2, person=PID)
+    release = m_invariant(small(), QI, SA, m=2, person=PID)
     changed = small().assign(**{SA: ["a", "b", "a", "c"]})
     with pytest.raises(ReleaseError) as e:
-        m_invariant([release], changed, QI, SA, 2, person=PID)
+        m_invariant(changed, QI, SA, m=2, history=[release], person=PID)
     one_line(e, "person 4", "'c'", "{'a', 'b'}")
 
 
 def test_error_person_ids_of_another_kind():
-    release = m_invariant(None, small(), QI, SA, 2, person=PID)
+    release = m_invariant(small(), QI, SA, m=2, person=PID)
     text = small().assign(**{PID: ["1", "2", "3", "4"]})
     with pytest.raises(ReleaseError) as e:
-        m_invariant([release], text, QI, SA, 2, person=PID)
+        m_invariant(text, QI, SA, m=2, history=[release], person=PID)
     one_line(e, "person ids are text in the table", "numbers in release 1")
 
 
 def test_error_bad_seed():
-    with pytest.raises(ReleaseError) as e:
-        m_invariant(None, small(), QI, SA, 2, person=PID, seed="x")
+    with pytest.raises(ArgumentError) as e:
+        m_invariant(small(), QI, SA, m=2, person=PID, seed="x")
     one_line(e, "seed")

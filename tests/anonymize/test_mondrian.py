@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from maxent_privacy import ReleaseError
 from maxent_privacy import mondrian as mondrian_module
+from maxent_privacy._validation import ArgumentError
 from maxent_privacy.attacks import check_kc, kc_violations, placement
 from maxent_privacy.datasets import load_adult
 from maxent_privacy.generalized import Generalized, covers
@@ -114,12 +115,12 @@ def test_c_above_one_is_l(sample):
 
 def test_numeric_override(sample):
     part = sample.iloc[:200]
-    release = mondrian(part, ["age", "sex"], SA, k=5, c=0.5, numeric=[])
+    release = mondrian(part.astype({"age": object}), ["age", "sex"], SA, k=5, c=0.5)
     ages = release.frame["age"]
     assert not ages.str.startswith("[").any()  # sets or single values, not intervals
     assert_valid(release, part, 5, 0.5, strict=True)
     frame = pd.DataFrame({"zip": ["1", "2", "3", "4"], "d": list("abab")})
-    release = mondrian(frame, ["zip"], "d", k=2, c=0.5, numeric=["zip"])
+    release = mondrian(frame.astype({"zip": int}), ["zip"], "d", k=2, c=0.5)
     assert release.frame["zip"].tolist() == ["[1-2]", "[1-2]", "[3-4]", "[3-4]"]
 
 
@@ -157,12 +158,14 @@ def test_errors():
         mondrian(frame, ["zip"], "d", k=1, c=1)
     with pytest.raises(ReleaseError, match="group column name 'age'"):
         mondrian(frame, ["age"], "d", k=1, c=1, group="age")
-    with pytest.raises(ReleaseError, match="k must be an integer"):
+    with pytest.raises(ArgumentError, match="k must be a whole number"):
         mondrian(frame, ["age"], "d", k=0, c=1)
-    with pytest.raises(ReleaseError, match="numeric column 'd' is not a quasi-identifier"):
-        mondrian(frame, ["age"], "d", k=1, c=1, numeric=["d"])
-    with pytest.raises(ReleaseError, match="numeric column 'sex' has a value that is not a number"):
-        mondrian(frame, ["sex"], "d", k=1, c=1, numeric=["sex"])
+    with pytest.warns(DeprecationWarning, match="numeric="):  # deprecated, still checked
+        with pytest.raises(ReleaseError, match="numeric column 'd' is not a quasi-identifier"):
+            mondrian(frame, ["age"], "d", k=1, c=1, numeric=["d"])
+    with pytest.warns(DeprecationWarning, match="numeric="):
+        with pytest.raises(ReleaseError, match="numeric column 'sex' has a value that is not"):
+            mondrian(frame, ["sex"], "d", k=1, c=1, numeric=["sex"])
     with pytest.raises(ReleaseError, match=r"column 'age' has a missing value \(row 1\)"):
         mondrian(frame.assign(age=[1, None, 3]), ["age"], "d", k=1, c=1)
     with pytest.raises(ReleaseError, match="column 'sex' has value 'F, M'"):

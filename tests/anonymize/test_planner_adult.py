@@ -67,12 +67,14 @@ def published():
     out = {"anatomy": [], "history-guided": [], "planner": []}
     reports = []
     for t, table in enumerate(tables, start=1):
-        out["anatomy"].append(rebucketize(table, QI, SA, 3, person="pid", seed=t))
+        out["anatomy"].append(rebucketize(table, QI, SA, l=3, person="pid", seed=t))
         if t == 1:
             out["history-guided"].append(out["anatomy"][0])
         else:
             with warnings.catch_warnings(action="ignore"):  # its short buckets
-                guided = history_guided(out["history-guided"][-1], table, 3, seed=t)
+                guided = history_guided(
+                    table, QI, SA, l=3, history=out["history-guided"][-1], seed=t
+                )
             out["history-guided"].append(guided)
         release, report = plan_release(
             out["planner"], table, QI, SA, tau=TAU, person="pid", seed=t, queries=QUERIES

@@ -130,7 +130,9 @@ def test_history_guided_keeps_buckets_and_fills_slots():
 
     d1, d2 = datasets.wang2008_figure1()
     old = Bucketized(d1, ["gender", "zip"], "disease", "bucket", person="pseudonym")
-    new = history_guided(old, d2.drop(columns="bucket"), l=2, seed=0)
+    new = history_guided(
+        d2.drop(columns="bucket"), ["gender", "zip"], "disease", l=2, history=old, group="bucket"
+    )
     f = new.frame.set_index("pseudonym")
     # people still present keep their buckets
     for p in [1, 2, 3, 4, 5, 6, 8, 9, 11, 12]:
@@ -143,7 +145,7 @@ def test_history_guided_keeps_buckets_and_fills_slots():
     pooled = MaxEntModel([old, new]).solve().person_posterior()
     alone = MaxEntModel(new).solve().person_posterior()
     assert pooled.loc[1, "Flu"] == pytest.approx(alone.loc[1, "Flu"], abs=1e-9)
-    indep = rebucketize(d2, ["gender", "zip"], "disease", 3, person="pseudonym")
+    indep = rebucketize(d2, ["gender", "zip"], "disease", l=3, person="pseudonym")
     assert indep.n_records == 12 and indep.person == "pseudonym"
 
 

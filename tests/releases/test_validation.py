@@ -20,6 +20,7 @@ from maxent_privacy import (
     ReleaseError,
     datasets,
 )
+from maxent_privacy._validation import shown
 from maxent_privacy.anonymize import anatomize, check_l_diversity, history_guided, rebucketize
 from maxent_privacy.data import check_input_table, check_same_schema
 from maxent_privacy.generalized import Generalized
@@ -590,7 +591,7 @@ def test_empty_group_is_not_vacuously_robust(wong, call):
         lambda f, p, g, r: robustness_table(
             Bucketized(f, ["Gender", "Age"], "Disease", "GID"), p, r
         ),
-        lambda f, p, g, r: robust_anonymize(f, ["Gender", "Age"], "Disease", p, r),
+        lambda f, p, g, r: robust_anonymize(f, ["Gender", "Age"], "Disease", r=r, prior=p),
     ],
     ids=["satisfies_delta_bound", "delta_report", "delta_ceil", "robustness_table", "robust"],
 )
@@ -830,8 +831,8 @@ def robust_table():
         (lambda f: f.assign(age=[np.nan] + [31] * 7), {}, "'age' has a missing value (row 0)"),
         (lambda f: f.assign(sex=[None] + list("MMMFFFF")), {}, "'sex' has a missing value"),
         (lambda f: f.assign(disease=[["Flu"]] + ["HIV"] * 7), {}, "'disease' holds ['Flu']"),
-        (lambda f: f, dict(prior=None), "prior must be a Prior or a list of Priors"),
-        (lambda f: f, dict(max_states=-1), "max_states must be a whole number >= 0, got -1"),
+        (lambda f: f, dict(prior="wrong"), "prior must be a Prior or a list of Priors"),
+        (lambda f: f, dict(verify=-1), "verify must be True, False or a whole number"),
         (lambda f: f, dict(qi=None), "qi must be a column name"),
     ],
 )
@@ -850,7 +851,7 @@ def test_valid_robustness_input_unchanged(wong, robust_table):
     assert satisfies_delta_bound(l2, prior, Fraction(3, 2)) is True
     assert satisfies_delta_bound(l2, [prior, prior.binary("Lung Cancer")], np.float64(2))
     frame, prior = robust_table
-    release = robust_anonymize(frame, ["sex", "age"], "disease", prior, np.int64(2))
+    release = robust_anonymize(frame, ["sex", "age"], "disease", r=np.int64(2), prior=prior)
     assert robustness_table(release, prior, 2, sample=1, max_states=0).shape[0] == 1
 
 
@@ -867,43 +868,44 @@ def micro():
     )
 
 
-BAD_L = [1, 0, -2, 2.0, 2.5, "2", True, None, NAN, INF, [2]]
-BAD_K = [0, -1, 2.0, 2.5, "2", True, None, NAN, INF]
+# (a whole float, such as 2.0, is a whole number: _validation.check_integer takes it)
+BAD_L = [1, 0, -2, 1.0, 2.5, "2", True, None, NAN, INF, [2]]
+BAD_K = [0, -1, 0.0, 2.5, "2", True, None, NAN, INF]
 BAD_C = [0, -0.5, NAN, INF, -INF, "0.5", True, None, [0.5]]
 
 
 def release_with_ids(micro):
-    return anatomize(micro, ["zip"], "d", 2, person="pid")
+    return anatomize(micro, ["zip"], "d", l=2, person="pid")
 
 
 @pytest.mark.parametrize("l", BAD_L, ids=repr)  # noqa: E741
 @pytest.mark.parametrize(
     "call",
     [
-        lambda m, l: anatomize(m, ["zip"], "d", l),  # noqa: E741
-        lambda m, l: check_l_diversity(anatomize(m, ["zip"], "d", 2), l),  # noqa: E741
-        lambda m, l: rebucketize(m, ["zip"], "d", l, person="pid"),  # noqa: E741
-        lambda m, l: history_guided(release_with_ids(m), m, l),  # noqa: E741
+        lambda m, l: anatomize(m, ["zip"], "d", l=l),  # noqa: E741
+        lambda m, l: check_l_diversity(anatomize(m, ["zip"], "d", l=2), l),  # noqa: E741
+        lambda m, l: rebucketize(m, ["zip"], "d", l=l, person="pid"),  # noqa: E741
+        lambda m, l: history_guided(m, ["zip"], "d", l=l, history=release_with_ids(m)),  # noqa: E741
     ],
     ids=["anatomize", "check_l_diversity", "rebucketize", "history_guided"],
 )
 def test_l(micro, l, call):  # noqa: E741
     with pytest.raises(ReleaseError) as e:
         call(micro, l)
-    clear(e, "l must be an integer of at least 2", repr(l))
+    clear(e, "l must be a whole number >= 2", shown(l))
 
 
 @pytest.mark.parametrize("k", BAD_K, ids=repr)
 def test_mondrian_k(micro, k):
     with pytest.raises(ReleaseError) as e:
-        mondrian(micro, ["zip", "sex"], "d", k, 0.5)
-    clear(e, "k must be an integer of at least 1")
+        mondrian(micro, ["zip", "sex"], "d", k=k, c=0.5)
+    clear(e, "k must be a whole number >= 1")
 
 
 @pytest.mark.parametrize("c", BAD_C, ids=repr)
 def test_mondrian_c(micro, c):
     with pytest.raises(ReleaseError) as e:
-        mondrian(micro, ["zip", "sex"], "d", 2, c)
+        mondrian(micro, ["zip", "sex"], "d", k=2, c=c)
     clear(e, "c must be a number in (0, 1]")
 
 
@@ -911,12 +913,12 @@ def test_mondrian_c(micro, c):
     "call, culprits",
     [
         (
-            lambda m: anatomize(m, ["zip"], "d", 13),
+            lambda m: anatomize(m, ["zip"], "d", l=13),
             ["13-diversity needs at least 13 records, the table has 12"],
         ),
-        (lambda m: anatomize(m.assign(d="a"), ["zip"], "d", 2), ["2-diversity is unattainable"]),
-        (lambda m: mondrian(m, ["zip"], "d", 13, 0.5), ["12 records, fewer than k=13"]),
-        (lambda m: mondrian(m, ["zip"], "d", 2, 0.2), ["not (k, c)-anonymous", "c=0.2"]),
+        (lambda m: anatomize(m.assign(d="a"), ["zip"], "d", l=2), ["2-diversity is unattainable"]),
+        (lambda m: mondrian(m, ["zip"], "d", k=13, c=0.5), ["12 records, fewer than k=13"]),
+        (lambda m: mondrian(m, ["zip"], "d", k=2, c=0.2), ["not (k, c)-anonymous", "c=0.2"]),
     ],
 )
 def test_anonymizer_parameters_out_of_reach(micro, call, culprits):
@@ -926,10 +928,15 @@ def test_anonymizer_parameters_out_of_reach(micro, call, culprits):
 
 
 ANONYMIZERS = {
-    "anatomize": lambda f, **kw: anatomize(f, kw.pop("qi", ["zip", "sex"]), "d", 2, **kw),
-    "mondrian": lambda f, **kw: mondrian(f, kw.pop("qi", ["zip", "sex"]), "d", 2, 0.5, **kw),
+    "anatomize": lambda f, **kw: anatomize(f, kw.pop("qi", ["zip", "sex"]), "d", l=2, **kw),
+    "mondrian": lambda f, **kw: mondrian(f, kw.pop("qi", ["zip", "sex"]), "d", k=2, c=0.5, **kw),
     "robust_anonymize": lambda f, **kw: robust_anonymize(
-        f, kw.pop("qi", ["zip", "sex"]), "d", Prior.estimate(micro_frame(), ["sex"], "d"), 2, **kw
+        f,
+        kw.pop("qi", ["zip", "sex"]),
+        "d",
+        r=2,
+        prior=Prior.estimate(micro_frame(), ["sex"], "d"),
+        **kw,
     ),
 }
 
@@ -1011,32 +1018,33 @@ def test_anonymizer_person_column(micro, who, change, person, culprit):
     "call, culprit",
     [
         (
-            lambda m: anatomize(m, ["zip"], "d", 2, nonsensitive=[["a"]]),
+            lambda m: anatomize(m, ["zip"], "d", l=2, nonsensitive=[["a"]]),
             "nonsensitive values must be single values, got list",
         ),
         (
-            lambda m: anatomize(m, ["zip"], "d", 2, nonsensitive=["z"]),
+            lambda m: anatomize(m, ["zip"], "d", l=2, nonsensitive=["z"]),
             "nonsensitive value 'z' does not occur",
         ),
-        (lambda m: anatomize(m, ["zip"], "d", 2, seed="x"), "seed must be an integer"),
+        (lambda m: anatomize(m, ["zip"], "d", l=2, seed="x"), "seed must be a whole number"),
         (
             lambda m: check_l_diversity(m, 2),
             "check_l_diversity needs a Bucketized or Generalized release, got DataFrame",
         ),
-        (
-            lambda m: mondrian(m, ["zip"], "d", 2, 0.5, numeric=["sex"]),
+        (  # numeric= is deprecated (a DeprecationWarning), still checked
+            lambda m: mondrian(m, ["zip"], "d", k=2, c=0.5, numeric=["sex"]),
             "numeric column 'sex' is not a quasi-identifier",
         ),
         (
-            lambda m: mondrian(m, ["zip", "sex"], "d", 2, 0.5, numeric=["sex"]),
+            lambda m: mondrian(m, ["zip", "sex"], "d", k=2, c=0.5, numeric=["sex"]),
             "numeric column 'sex' has a value that is not a number: 'M'",
         ),
         (
-            lambda m: mondrian(m.assign(zip=[INF] + list(range(11))), ["zip"], "d", 2, 0.5),
+            lambda m: mondrian(m.assign(zip=[INF] + list(range(11))), ["zip"], "d", k=2, c=0.5),
             "numeric column 'zip' has an infinite value",
         ),
     ],
 )
+@pytest.mark.filterwarnings("ignore:mondrian. numeric=:DeprecationWarning")
 def test_other_anonymizer_arguments(micro, call, culprit):
     with pytest.raises(ReleaseError) as e:
         call(micro)
@@ -1051,43 +1059,45 @@ def new_table(micro):
     "args, culprit",
     [
         (
-            lambda m: (m, new_table(m), 2),
-            "history_guided needs the old release as a Bucketized, got DataFrame",
+            lambda m: (new_table(m), m),
+            "history must be a list of earlier Bucketized releases (or None), got DataFrame",
         ),
         (
-            lambda m: (release_with_ids(m), None, 2),
+            lambda m: (None, release_with_ids(m)),
             "history_guided needs a pandas DataFrame, got NoneType",
         ),
         (
-            lambda m: (release_with_ids(m), new_table(m).drop(columns="d"), 2),
-            "column 'd' of the old release is not in the new table",
+            lambda m: (new_table(m).drop(columns="d"), release_with_ids(m)),
+            "sensitive column 'd' is not in the table",
         ),
         (
-            lambda m: (release_with_ids(m), new_table(m).assign(d=[None] + ["a"] * 11), 2),
+            lambda m: (new_table(m).assign(d=[None] + ["a"] * 11), release_with_ids(m)),
             "sensitive column 'd' has a missing value",
         ),
         (
-            lambda m: (release_with_ids(m), new_table(m).assign(d=[["a"]] * 12), 2),
+            lambda m: (new_table(m).assign(d=[["a"]] * 12), release_with_ids(m)),
             "sensitive column 'd' holds ['a']",
         ),
         (
-            lambda m: (release_with_ids(m), pd.concat([new_table(m), m[["d"]]], axis=1), 2),
+            lambda m: (pd.concat([new_table(m), m[["d"]]], axis=1), release_with_ids(m)),
             "column 'd' occurs 2 times",
         ),
         (
-            lambda m: (anatomize(m, ["zip"], "d", 2), new_table(m), 2),
-            "needs person ids in the old release",
+            lambda m: (new_table(m), anatomize(m, ["zip"], "d", l=2)),
+            "release 1 of the history has no person ids",
         ),
     ],
 )
 def test_history_guided_inputs(micro, args, culprit):
+    frame, history = args(micro)
     with pytest.raises(ReleaseError) as e:
-        history_guided(*args(micro))
+        history_guided(frame, ["zip"], "d", l=2, history=history)
     clear(e, culprit)
 
 
 def test_valid_anonymizer_input_unchanged(micro):
-    assert history_guided(release_with_ids(micro), new_table(micro), 2).n_records == 12
-    assert anatomize(micro, ["zip"], "d", np.int64(3)).n_groups == 4
-    assert mondrian(micro, ["zip", "sex"], "d", np.int64(2), 2).n_groups == 4
-    assert check_l_diversity(anatomize(micro, "zip", "d", 2), 2).all()
+    history = release_with_ids(micro)
+    assert history_guided(new_table(micro), ["zip"], "d", l=2, history=history).n_records == 12
+    assert anatomize(micro, ["zip"], "d", l=np.int64(3)).n_groups == 4
+    assert mondrian(micro, ["zip", "sex"], "d", k=np.int64(2), c=2).n_groups == 4
+    assert check_l_diversity(anatomize(micro, "zip", "d", l=2), 2).all()
