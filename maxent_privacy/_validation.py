@@ -31,9 +31,14 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable
 
-import numpy as np
-
 from .errors import KnowledgeError, MaxEntError, ReleaseError
+
+
+def _is_bool(value) -> bool:
+    """A Python or numpy bool (numpy is not imported here: the command line's parser, which
+    reads these checks, starts without it)."""
+    return isinstance(value, bool) or type(value).__name__ == "bool"
+
 
 __all__ = [
     "REACHES",
@@ -113,7 +118,7 @@ def listed(values: Iterable, limit: int = LISTED, quote: bool = True) -> str:
 
 
 def _real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    return isinstance(value, numbers.Real) and not _is_bool(value)
 
 
 def check_number(
@@ -164,6 +169,8 @@ def check_threshold(
 
 def reaches(p, threshold: float):
     """Whether posterior(s) ``p`` reach ``threshold``, within :data:`REACHES`."""
+    import numpy as np
+
     return np.asarray(p) >= threshold - REACHES if np.ndim(p) else p >= threshold - REACHES
 
 
@@ -184,7 +191,7 @@ def check_integer(
     maxent_privacy._validation.ArgumentError: qd must be a whole number in [1, 2], got 3
     """
     given = value  # as shown in a message (1.0, not 1)
-    whole = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    whole = isinstance(value, numbers.Integral) and not _is_bool(value)
     if not whole and _real(value) and float(value).is_integer() and abs(value) <= 2**53:
         whole, value = True, int(value)  # a float that is exactly a whole number
     low = whole and minimum is not None and value < minimum
@@ -242,7 +249,7 @@ _FALSE = {"false", "no", "n", "0", "f", ""}
 def check_flag(value, name: str, *, error: type[ArgumentError] = ArgumentError) -> bool:
     """``value`` as a bool: True/False, 1/0, or the text ``true/false``, ``yes/no``,
     ``1/0`` (any case), the same reading everywhere."""
-    if isinstance(value, (bool, np.bool_)):
+    if _is_bool(value):
         return bool(value)
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return bool(value)
@@ -253,9 +260,9 @@ def check_flag(value, name: str, *, error: type[ArgumentError] = ArgumentError) 
 
 def check_seed(value, name: str = "seed", *, error: type[ArgumentError] = ArgumentError):
     """``value`` if it is a whole number >= 0, None or a numpy Generator."""
-    if value is None or isinstance(value, (np.random.Generator, np.random.SeedSequence)):
+    if value is None or type(value).__name__ in ("Generator", "SeedSequence"):
         return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+    if isinstance(value, numbers.Integral) and not _is_bool(value):
         if value >= 0:
             return int(value)
     raise error(
@@ -280,9 +287,9 @@ def check_progress(progress, prefix: str = "") -> Callable[[str], None] | None:
     """The one reading of ``progress``: None or False -> None (say nothing), True -> a
     function printing each message to stderr (after ``prefix``), a callable -> itself (it
     receives each message as one line of text)."""
-    if progress is None or progress is False or progress is np.False_:
+    if progress is None or (_is_bool(progress) and not progress):
         return None
-    if progress is True or progress is np.True_:
+    if _is_bool(progress) and progress:
         head = f"{prefix}: " if prefix else ""
         return lambda text: print(f"{head}{text}", file=sys.stderr, flush=True)
     if callable(progress):

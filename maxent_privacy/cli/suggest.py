@@ -69,4 +69,6 @@ class SuggestingParser(argparse.ArgumentParser):
         return message
 
     def error(self, message: str):
-        super().error(self.suggestion(message))
+        """One line on standard error, exit 2: the message (with its suggestion) and where
+        the usage is, not the usage itself (it can run to a dozen lines)."""
+        self.exit(2, f"{self.prog}: error: {self.suggestion(message)} (usage: {self.prog} -h)\n")

@@ -470,3 +470,15 @@ def test_a_bad_memory_limit_is_one_line(size, tmp_path, capsys):
     assert caught.value.code == 2 and "argument --memory-limit" in err
     assert "Traceback" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_bad_option_value_is_one_line(capsys):
+    """Issue 39: a bad option value printed the 12-line usage before the error."""
+    with pytest.raises(SystemExit) as caught:
+        main(["report", "r.csv", "--qi", "a", "--sa", "s", "--threshold", "2"])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2
+    assert err == (
+        "maxent-privacy report: error: argument --threshold: must be in (0, 1], got 2 "
+        "(usage: maxent-privacy report -h)\n"
+    )
