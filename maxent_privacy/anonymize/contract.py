@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import ArgumentError, ReleaseArgumentError, listed, shown
+from .._validation import ArgumentError, ReleaseArgumentError, deprecated_alias, listed, shown
 from ..errors import ReleaseError
 
 __all__ = [
@@ -75,17 +75,7 @@ def keyword_only(*old: str, fill: Callable[[dict], dict] | None = None, renamed=
         @functools.wraps(function)
         def shim(*args, **kwargs):
             for before, now in renamed.items():
-                if before in kwargs:
-                    if kwargs.get(now) is not None:
-                        raise ArgumentError(
-                            f"{where}: give {now}= only ({before}= is its old name)"
-                        )
-                    warnings.warn(
-                        f"{where}: {before}= is deprecated; use {now}=",
-                        DeprecationWarning,
-                        stacklevel=2,
-                    )
-                    kwargs[now] = kwargs.pop(before)
+                deprecated_alias(kwargs, before, now, where)
             if _old_form(args, history_first):
                 kwargs = _from_old(where, old, args, kwargs, fill)
                 args = ()
@@ -124,7 +114,11 @@ def no_exemptions(nonsensitive, where: str, why: str) -> None:
     """An anonymizer that exempts no value: ``nonsensitive`` must be None (or empty)."""
     if nonsensitive is None:
         return
-    if isinstance(nonsensitive, str) or len(list(nonsensitive)):
+    try:
+        empty = not isinstance(nonsensitive, str) and len(list(nonsensitive)) == 0
+    except TypeError:  # not a collection
+        empty = False
+    if not empty:
         raise ReleaseArgumentError(
             f"{where}: nonsensitive must be None ({why}), got {shown(nonsensitive)}"
         )
