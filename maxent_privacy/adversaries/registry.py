@@ -323,8 +323,8 @@ def check_assessment(adversary: Adversary, frame, model, by: str):
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise AdversaryError(
-            f"{who} returned lower={float(lo[i])}, upper={float(hi[i])} for {want[i]!r}; each must be "
-            "a probability in [0, 1] with lower <= upper"
+            f"{who} returned lower={float(lo[i])}, upper={float(hi[i])} for {want[i]!r}; each "
+            "must be a probability in [0, 1] with lower <= upper"
         )
     out = pd.DataFrame({"lower": np.clip(lo, 0, 1), "upper": np.clip(hi, 0, 1)}, index=want)
     return out

@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._validation import ArgumentError
 from ..errors import InfeasibleKnowledge
 from .arguments import check_bounds_arguments
 from .closed_form import Pieces, closed_pieces, components, cut_pieces
@@ -467,7 +468,7 @@ def relaxation_gap(model, values=None, time_limit: float = 60.0, frame=None) -> 
     if frame is None:
         frame = bounds(model, by="person", values=values, exact=True, time_limit=time_limit)
     elif "exact" not in frame.columns:
-        raise ValueError("frame must come from bounds(..., by='person', exact=True)")
+        raise ArgumentError("frame must come from bounds(..., by='person', exact=True)")
     proved = frame["upper_exact"] if "upper_exact" in frame else frame["exact"]
     allowed = frame["lp_upper"] > CERTIFIED
     gap = frame[allowed & proved & (frame["upper"] <= 0)]

@@ -39,6 +39,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ..errors import ReleaseError
+
 if TYPE_CHECKING:  # the structure module calls this one: no import at run time
     from .structure import Structure
 
@@ -70,7 +72,7 @@ def phantom_row_counts(rels, sa_release, sa_bucket) -> np.ndarray:
         local = np.asarray(sa_bucket[rows], dtype=np.int64)
         local = local - local.min()
         if local.max() + 1 != len(counts):  # pragma: no cover - every group has a row
-            raise RuntimeError(f"release {r + 1}: the groups of the SA rows are not its groups")
+            raise ReleaseError(f"release {r + 1}: the groups of the SA rows are not its groups")
         out[rows] = counts.to_numpy()[local]
     return out
 

@@ -20,7 +20,7 @@ nothing else of every kind (what one kind adds is below):
 What a kind adds, read by the builder of its kind:
 
 * QI cells that stand for sets of values (a generalized release): ``compatible(people,
-  id_column, every_row=..., where=...)`` gives each person of a population the groups
+  person, every_row=..., where=...)`` gives each person of a population the groups
   whose cells cover their exact QI, and ``check_covered(...)`` refuses a person whose cells
   do not; the model places such people among those groups (Wang et al.).
 * counterfeit records (m-invariance): ``counterfeits`` (the flag column or None),

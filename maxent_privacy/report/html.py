@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._validation import ArgumentTypeError
 from ..files import check_outputs, check_target, write_text
 from .act import act_context
 from .adversary_scale import adversary_scale, scale_adversaries
@@ -319,7 +320,9 @@ def _provenance(given: dict) -> _Provenance:
     (as a parameter list would)."""
     unknown = [k for k in given if k not in _Provenance.__dataclass_fields__]
     if unknown:
-        raise TypeError(f"render_report() got an unexpected keyword argument {unknown[0]!r}")
+        raise ArgumentTypeError(
+            f"render_report() got an unexpected keyword argument {unknown[0]!r}"
+        )
     return _Provenance(**given)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._validation import ArgumentTypeError, check_columns, check_integer
 from .labels import row_labels
 from .safety import PLAIN, plain_label
 
@@ -45,7 +46,9 @@ def _style_of(given: dict) -> _CurveStyle:
     (as a parameter list would)."""
     unknown = [k for k in given if k not in _CurveStyle.__dataclass_fields__]
     if unknown:
-        raise TypeError(f"plot_privacy_curve() got an unexpected keyword argument {unknown[0]!r}")
+        raise ArgumentTypeError(
+            f"plot_privacy_curve() got an unexpected keyword argument {unknown[0]!r}"
+        )
     return _CurveStyle(**given)
 
 
@@ -73,9 +76,7 @@ def plot_privacy_curve(
     look = _style_of(style)
     logx, logy, marker = look.logx, look.logy, look.marker
     data = pd.DataFrame(data)
-    for col in [x, y] + ([by] if by else []):
-        if col not in data.columns:
-            raise KeyError(f"plot_privacy_curve: no column {col!r} in the data")
+    check_columns(data, [x, y] + ([by] if by else []), "plot_privacy_curve")
     ax = _axes(ax)
     groups = data.groupby(by, sort=False) if by else [(None, data)]
     for label, part in groups:
@@ -127,10 +128,10 @@ def riskiest(post: pd.DataFrame, top: int | None) -> pd.DataFrame:
     """The ``top`` rows of a posterior table with the largest maximum, worst first (ties
     in table order); the whole table, in its own order, when it has at most ``top`` rows
     or ``top`` is None."""
+    if top is not None:
+        check_integer(top, "top (a number of rows, or None)", minimum=1)
     if top is None or len(post) <= top:
         return post
-    if top < 1:
-        raise ValueError(f"top must be a positive number of rows or None, got {top!r}")
     order = np.argsort(-post.to_numpy(dtype=float).max(axis=1, initial=0.0), kind="stable")
     return post.iloc[order[:top]]
 
