@@ -178,7 +178,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from .adversaries.channels import inference_channels
     from .adversaries.compare import compare_adversaries as compare_adversaries
     from .adversaries.definetti import definetti as definetti
-    from .anonymize import mondrian
+    import maxent_privacy.anonymize.mondrian as mondrian
     from .errors import (
         InaccurateSolution,
         InfeasibleKnowledge,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._validation import ReleaseArgumentError, check_integer
 from ..errors import ReleaseError
 from ..releases.bucketized import Bucketized
 from ..releases.checks import check_frame, rng_of
@@ -49,9 +50,7 @@ def _check(release, truth, queries) -> int:
         )
     if len(truth) == 0:
         raise ReleaseError("count_query_error: the truth table has no rows")
-    if isinstance(queries, bool) or not isinstance(queries, (int, np.integer)) or queries < 1:
-        raise ReleaseError(f"queries must be an integer of at least 1, got {queries!r}")
-    return int(queries)
+    return check_integer(queries, "queries", minimum=1, error=ReleaseArgumentError)
 
 
 def _numeric(series: pd.Series) -> bool:

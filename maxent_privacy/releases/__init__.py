@@ -22,7 +22,7 @@ reads from a release, and nothing else of every kind:
   ``counterfeit_counts()``).
 
 The kinds are registered in :data:`~.kinds.RELEASE_KINDS` (name -> class);
-``tests/releases/test_contract.py`` runs one contract on every registered kind (it meets the
+``tests/releases/test_release_contract.py`` runs one contract on every registered kind (it meets the
 protocol, the model builds from it, the original data meets every data constraint, person
 ids round-trip, bad input is one line). A new kind (counts tables next) is one module, its
 registration and its tests.

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import ReleaseArgumentError, check_integer
 from ..errors import ReleaseError
 
 #: values that are not a single cell value
@@ -173,9 +174,8 @@ def check_roles(columns: Sequence) -> None:
 
 
 def check_k(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ReleaseError(f"k must be an integer of at least 1, got {k!r}")
-    return int(k)
+    """``k`` of k-anonymity: a whole number of at least 1."""
+    return check_integer(k, "k", minimum=1, error=ReleaseArgumentError)
 
 
 def resolve_c(c) -> float:
@@ -195,11 +195,7 @@ def resolve_c(c) -> float:
 
 def check_l(l) -> int:  # noqa: E741
     """``l`` of l-diversity: an integer of at least 2."""
-    if isinstance(l, bool) or not isinstance(l, (int, np.integer)):
-        raise ReleaseError(f"l must be an integer of at least 2, got {l!r}")
-    if l < 2:
-        raise ReleaseError(f"l must be an integer of at least 2, got {l!r}")
-    return int(l)
+    return check_integer(l, "l", minimum=2, error=ReleaseArgumentError)
 
 
 def rng_of(seed) -> np.random.Generator:

@@ -29,7 +29,7 @@ What a kind adds, read by the builder of its kind:
 
 A new kind is one module with a class meeting the protocol, registered with
 :func:`~maxent_privacy.releases.kinds.register_release_kind`, and tests; the contract test
-(``tests/releases/test_contract.py``) runs on every registered kind. Its constructor makes
+(``tests/releases/test_release_contract.py``) runs on every registered kind. Its constructor makes
 a bad table a one-line :class:`~maxent_privacy.errors.ReleaseError` naming the column or
 value at fault.
 

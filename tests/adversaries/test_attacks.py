@@ -247,7 +247,7 @@ def test_errors(byun):
     with pytest.raises(ReleaseError, match="cannot tell the person id column"):
         intersection(releases, [byun["figure1"], byun["figure3"]])
     assert len(intersection(releases, [byun["figure1"], byun["figure3"]], person="name")) == 4
-    with pytest.raises(ReleaseError, match="k must be an integer"):
+    with pytest.raises(ReleaseError, match="k must be a whole number >= 1"):
         difference(releases, populations, 0, 2)
     with pytest.raises(ReleaseError, match=r"c must be a number in \(0, 1\]"):
         check_kc(byun["figure2"], 2, 0)

@@ -358,7 +358,7 @@ def test_count_query_error():
     fake = pd.concat([mixed.frame, pd.DataFrame({"d": ["flu"], "g": [1], "c": [True]})])
     padded = Bucketized(fake.fillna({"c": False}), ["age"], "d", "g", "id", counterfeits="c")
     assert not math.isclose(count_query_error(padded, truth, queries=200, seed=3), error)
-    with pytest.raises(ReleaseError, match="queries must be an integer of at least 1"):
+    with pytest.raises(ReleaseError, match="queries must be a whole number >= 1"):
         count_query_error(mixed, truth, queries=0)
     with pytest.raises(ReleaseError, match="column 'age' of the release is not in the truth"):
         count_query_error(mixed, truth.drop(columns="age"))
