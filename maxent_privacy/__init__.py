@@ -172,13 +172,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what static analysers and IDEs see
+    import maxent_privacy.anonymize.mondrian as mondrian
+
     from . import anonymize, datasets
     from .adversaries import attacks, metrics, robustness
     from .adversaries.attacks import check_kc
     from .adversaries.channels import inference_channels
     from .adversaries.compare import compare_adversaries as compare_adversaries
     from .adversaries.definetti import definetti as definetti
-    import maxent_privacy.anonymize.mondrian as mondrian
     from .errors import (
         InaccurateSolution,
         InfeasibleKnowledge,
