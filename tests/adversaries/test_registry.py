@@ -184,3 +184,20 @@ def test_a_malformed_answer_names_the_adversary(answer, match):
         assert "\n" not in str(caught.value)
     finally:
         unregister("broken")
+
+
+def test_the_readme_s_toy_adversary_runs():
+    """The README's extension-point example, as written."""
+    import re
+    import textwrap
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    block = textwrap.dedent(next(b for b in blocks if "class Half(Adversary)" in b))
+    try:
+        exec(compile(block, "README.md", "exec"), {})  # noqa: S102
+        scale = compare_adversaries(model_of(), adversaries=["half"])
+        assert (scale.table["half"] == 0.5).all()
+    finally:
+        unregister("half", missing_ok=True)
