@@ -488,3 +488,13 @@ def test_the_report_reads_results_through_public_accessors():
         and not (isinstance(node.value, ast.Name) and node.value.id == "self")
     ]
     assert not reads, f"the report reads Result's private attributes: {reads}"
+
+
+def test_no_two_test_files_share_a_name():
+    """Test folders have no ``__init__.py``: two ``test_x.py`` in one run clash at
+    collection ("import file mismatch")."""
+    tests = Path(__file__).parent
+    seen: dict = {}
+    for path in sorted(tests.rglob("test_*.py")):
+        assert path.name not in seen, f"{path} and {seen[path.name]} share a name"
+        seen[path.name] = path

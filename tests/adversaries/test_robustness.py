@@ -24,7 +24,7 @@ from maxent_privacy import (
     MaxEntModel,
     ReleaseError,
 )
-from maxent_privacy.anonymize import anatomize
+from maxent_privacy.anonymize import anatomize, robust_anonymize
 from maxent_privacy.datasets import ADULT_QI, ADULT_SA, du2008_adult
 from maxent_privacy.robustness import (
     Prior,
@@ -35,7 +35,6 @@ from maxent_privacy.robustness import (
     exact_posterior,
     permanent,
     query_error,
-    robust_anonymize,
     robustness_table,
     satisfies_delta_bound,
     wong2010_example,

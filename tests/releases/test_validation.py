@@ -21,7 +21,13 @@ from maxent_privacy import (
     datasets,
 )
 from maxent_privacy._validation import shown
-from maxent_privacy.anonymize import anatomize, check_l_diversity, history_guided, rebucketize
+from maxent_privacy.anonymize import (
+    anatomize,
+    check_l_diversity,
+    history_guided,
+    rebucketize,
+    robust_anonymize,
+)
 from maxent_privacy.data import check_input_table, check_same_schema
 from maxent_privacy.generalized import Generalized
 from maxent_privacy.knowledge import count_having, soft, vague
@@ -35,7 +41,6 @@ from maxent_privacy.robustness import (
     exact_posterior,
     permanent,
     query_error,
-    robust_anonymize,
     robustness_table,
     satisfies_delta_bound,
     wong2010_example,
