@@ -309,7 +309,7 @@ def _write_report(args, result, table, html, risk, names) -> None:
         threshold=args.threshold,
         top=args.top,
         sources=args.release,
-        knowledge=args.knowledge,
+        knowledge_file=args.knowledge,
         command=None if argv is None else shlex.join(["maxent-privacy", *argv]),
         adversary=getattr(args, "adversary", "maxent"),
     )

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import ArgumentTypeError
+from .._validation import ArgumentTypeError, deprecated_alias
 from ..files import check_outputs, check_target, write_text
 from .act import act_context
 from .adversary_scale import adversary_scale, scale_adversaries
@@ -311,13 +311,15 @@ class _Provenance:
     files' names, the knowledge file's name and the command line."""
 
     sources: object = None
-    knowledge: object = None
+    knowledge_file: object = None
     command: str | None = None
 
 
 def _provenance(given: dict) -> _Provenance:
     """:func:`render_report`'s provenance keywords; any other keyword raises TypeError
     (as a parameter list would)."""
+    given = dict(given)
+    deprecated_alias(given, "knowledge", "knowledge_file", "render_report()", stacklevel=4)
     unknown = [k for k in given if k not in _Provenance.__dataclass_fields__]
     if unknown:
         raise ArgumentTypeError(
@@ -342,16 +344,17 @@ def render_report(
     :func:`risk_table` of ``result`` at ``threshold`` when the caller has it already (its
     certified intervals cost LPs); else ``nonsensitive`` and ``bounds`` go to
     :func:`risk_table` (the result caches it: no bounds computed twice). ``adversary``
-    "learned" adds the scale of adversaries (:mod:`.adversary_scale`). ``provenance``:
-    what the report was made from, for its text and its commands: ``sources`` (the
-    release files' names), ``knowledge`` (the knowledge file's name) and ``command`` (the
-    command line), each None by default; any other keyword is a TypeError."""
+    "learned" (or any registered adversary's name) adds the scale of adversaries
+    (:mod:`.adversary_scale`). ``provenance``: what the report was made from, for its
+    text and its commands: ``sources`` (the release files' names), ``knowledge_file`` (the
+    knowledge file's name; ``knowledge=``, its old name, is deprecated) and ``command``
+    (the command line), each None by default; any other keyword is a TypeError."""
     import jinja2
 
     from .. import __version__
 
     origin = _provenance(provenance)
-    sources, knowledge, command = origin.sources, origin.knowledge, origin.command
+    sources, knowledge, command = origin.sources, origin.knowledge_file, origin.command
     threshold = check_threshold(threshold)
     if hasattr(result, "check_current"):  # never the old estimate beside the new facts
         result.check_current("report()")
@@ -440,17 +443,17 @@ def write_report(result, path, threshold: float = 0.5, **options) -> None:
     (:func:`risk_table`); a
     histogram of everyone's risk; the facts that move the estimate most (their duals, in
     words); the certificate; the commands that reproduce it. ``options``: ``top``,
-    ``title``, ``sources`` (the release files' names), ``knowledge`` (the knowledge
+    ``title``, ``sources`` (the release files' names), ``knowledge_file`` (the knowledge
     file's name) and ``command`` (the command line that made it), used in the text, and
     ``table`` (a risk table already computed, see :func:`render_report`). ``inputs``:
     more files the release and knowledge were read from; a ``path`` that is one of them,
-    or of ``sources`` and ``knowledge`` (through a link too), is refused with
+    or of ``sources`` and ``knowledge_file`` (through a link too), is refused with
     :class:`~maxent_privacy.errors.SameFileError` before anything is computed.
     """
     inputs = options.pop("inputs", ())
     known = {
         "the release": options.get("sources"),
-        "the knowledge file": options.get("knowledge"),
+        "the knowledge file": options.get("knowledge_file", options.get("knowledge")),
     }
     check_outputs({"the report": path}, {"the input": inputs, **known})
     check_target(path)

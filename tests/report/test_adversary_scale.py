@@ -73,3 +73,16 @@ def test_the_command_reports_the_learned_adversary(tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as caught:
         main(["report", "in.csv", *ROLES, "--adversary", "clever", "--out", "r.html"])
     assert caught.value.code == 2
+
+
+def test_the_knowledge_file_s_name_has_one_keyword():
+    """``knowledge`` means knowledge everywhere; the report's file name is knowledge_file
+    (the old keyword still works, with a DeprecationWarning)."""
+    model = three_buckets()
+    model.add(model.P("hiv", sex="F") <= 0.9)
+    result = model.solve()
+    page = render_report(result, 0.6, knowledge_file="facts.txt")
+    assert "facts.txt" in page
+    with pytest.warns(DeprecationWarning, match="knowledge= is deprecated; use knowledge_file="):
+        old = render_report(result, 0.6, knowledge="facts.txt")
+    assert "facts.txt" in old
