@@ -55,6 +55,7 @@ __all__ = [
     "check_number",
     "check_probability",
     "check_progress",
+    "progress_bar",
     "check_seconds",
     "check_seed",
     "check_threshold",
@@ -283,7 +284,9 @@ def check_columns(frame, columns, name: str) -> list:
     return items
 
 
-def check_progress(progress, prefix: str = "") -> Callable[[str], None] | None:
+def check_progress(
+    progress, prefix: str = "", *, error: type = ArgumentError
+) -> Callable[[str], None] | None:
     """The one reading of ``progress``: None or False -> None (say nothing), True -> a
     function printing each message to stderr (after ``prefix``), a callable -> itself (it
     receives each message as one line of text)."""
@@ -294,7 +297,71 @@ def check_progress(progress, prefix: str = "") -> Callable[[str], None] | None:
         return lambda text: print(f"{head}{text}", file=sys.stderr, flush=True)
     if callable(progress):
         return progress
-    raise ArgumentError(f"progress must be None, True/False or a function, got {shown(progress)}")
+    raise error(f"progress must be None, True/False or a function, got {shown(progress)}")
+
+
+class _LineBar:
+    """A progress bar whose updates call ``say`` with one line of text (the first and the
+    last, and at most one every half second between), for ``progress=function``."""
+
+    def __init__(self, say: Callable[[str], None], total: int, desc: str, unit: str):
+        self.say, self.total, self.desc, self.unit = say, int(total), desc, unit
+        self.n, self.postfix, self.last = 0, "", None
+
+    def _line(self) -> str:
+        plural = self.unit + ("es" if self.unit.endswith(("s", "ch", "x")) else "s")
+        text = f"{self.desc}: {self.n:,} of {self.total:,} {plural}"
+        return f"{text}, {self.postfix}" if self.postfix else text
+
+    def _maybe(self, force: bool = False) -> None:
+        import time
+
+        now = time.monotonic()
+        if force or self.last is None or now - self.last >= 0.5:
+            self.last = now
+            self.say(self._line())
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        self._maybe(self.n >= self.total)
+
+    def set_postfix_str(self, text: str) -> None:
+        self.postfix = text
+        self._maybe()
+
+    def close(self) -> None:
+        if self.last is None or self.n < self.total:
+            self._maybe(force=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def progress_bar(progress, *, total: int, desc: str, unit: str, auto: bool = False):
+    """The one reading of ``progress`` for long work counted in steps: None -> a tqdm bar
+    on stderr when ``auto`` (the work is large); True / False -> a tqdm bar on stderr or
+    none; a function -> it is called with one line of text as the work goes
+    (``"bounds: 3 of 10 components, ..."``, at most every half second, and at the end).
+    The bar has ``update(n)``, ``set_postfix_str(text)``, ``close()`` and is a context
+    manager.
+
+    >>> lines = []
+    >>> with progress_bar(lines.append, total=2, desc="solve", unit="part") as bar:
+    ...     bar.update()
+    ...     bar.update()
+    >>> lines
+    ['solve: 1 of 2 parts', 'solve: 2 of 2 parts']
+    """
+    say = check_progress(progress) if not _is_bool(progress) else None
+    if say is not None:
+        return _LineBar(say, total, desc, unit)
+    from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
+
+    show = auto if progress is None else bool(progress)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not (show and total))
 
 
 def deprecated_alias(kwargs: dict, old: str, new: str, where: str, *, stacklevel: int = 3) -> None:

@@ -661,7 +661,7 @@ class MaxEntModel:
         tol: float = 1e-6,
         verbose: bool = False,
         client=None,
-        progress: bool | None = None,
+        progress=None,
         prior=None,
         **options,
     ):
@@ -675,7 +675,8 @@ class MaxEntModel:
         are solved by "maxent" on joint cells (:mod:`maxent_privacy.solve.placements`).
         ``client`` (a ``dask.distributed.Client``, or ``"local"`` for a local cluster
         started and closed for this solve) spreads the components over Dask workers
-        ("maxent" only); ``progress`` shows a tqdm bar (default: for large solves).
+        ("maxent" only); ``progress``: None (a tqdm bar on stderr for large solves),
+        True/False, or a function called with one line of text as the solve goes.
 
         Buckets no fact touches use the closed form of Du et al. Eq. (9)
         (Theorem 5); the rest is split into connected components, each solved alone

@@ -25,7 +25,14 @@ import numbers
 
 import numpy as np
 
-from .._validation import ArgumentError, check_choice, check_seconds, check_seed, shown
+from .._validation import (
+    ArgumentError,
+    check_choice,
+    check_progress,
+    check_seconds,
+    check_seed,
+    shown,
+)
 from .targets import BY
 
 __all__ = ["BY", "BoundsArgumentError", "check_bounds_arguments", "check_time_limit"]
@@ -116,8 +123,7 @@ def check_bounds_arguments(
     check_choice(by, "by", BY, error=BoundsArgumentError)
     if not isinstance(exact, (bool, np.bool_)):  # (not check_flag: exact="no" is a mistake)
         raise BoundsArgumentError(f"exact must be True or False, got {_shown(exact)}")
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):  # a tqdm bar
-        raise BoundsArgumentError(f"progress must be True, False or None, got {_shown(progress)}")
+    check_progress(progress, error=BoundsArgumentError)  # None, True/False or a function
     check_time_limit(time_limit)
     check_seed(seed, error=BoundsArgumentError)
     _check_solver(solver)

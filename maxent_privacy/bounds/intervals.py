@@ -230,7 +230,7 @@ def bounds(
     solver: str = "CLARABEL",
     seed: int = 0,
     start=None,
-    progress: bool | None = None,
+    progress=None,
 ) -> pd.DataFrame:
     """Lower and upper bounds of every posterior over all tables the model allows.
 
@@ -278,9 +278,9 @@ def bounds(
         positive is known to be possible without an LP, and the bounds it attains are
         settled as by any table. Only the route changes, never a bound (a table that fails
         the check is not used).
-    progress : bool, optional
-        A progress bar on standard error (components done, LPs and integer programs
-        run, seconds of the time limit used); default: shown when the components that
+    progress : bool or function, optional
+        A bar on stderr (components done, LPs and integer programs run, seconds used),
+        or a function given each of its lines; default: shown when the components that
         need LPs hold ``progress.PROGRESS_LP_CELLS`` cells or more.
 
     Returns

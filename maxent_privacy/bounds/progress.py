@@ -14,9 +14,9 @@ program), at most every half second.
 
 from __future__ import annotations
 
-import sys
 import time
 
+from .._validation import progress_bar
 from .lp import Budget, Stats
 
 __all__ = ["PROGRESS_LP_CELLS", "BoundsProgress", "show_progress"]
@@ -26,9 +26,10 @@ __all__ = ["PROGRESS_LP_CELLS", "BoundsProgress", "show_progress"]
 PROGRESS_LP_CELLS = 20_000
 
 
-def show_progress(progress, lp_cells: int) -> bool:
-    """Whether to draw the bar: ``progress`` when given, else for large LP work."""
-    return bool(progress) if progress is not None else lp_cells >= PROGRESS_LP_CELLS
+def show_progress(progress, lp_cells: int):
+    """What the bar reads: ``progress`` when given (True/False, or a function of one line
+    of text), else whether the LP work is large."""
+    return progress if progress is not None else lp_cells >= PROGRESS_LP_CELLS
 
 
 class BoundsProgress:
@@ -36,16 +37,14 @@ class BoundsProgress:
     for the integer programs with ``exact``); ``stats`` and ``budget`` feed its postfix.
     It hooks itself into ``budget`` (:meth:`Budget.left` redraws it) until closed."""
 
-    def __init__(self, show: bool, steps: int, stats: Stats, budget: Budget):
+    def __init__(self, show, steps: int, stats: Stats, budget: Budget):
         self.stats, self.budget = stats, budget
         self.start = time.perf_counter()
         self.limit = budget.end - self.start
         self.bar = None
         self.last = 0.0
-        if show and steps:
-            from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
-
-            self.bar = tqdm(total=steps, desc="bounds", unit="component", file=sys.stderr)
+        if show is not False and show is not None and steps:  # True or a function
+            self.bar = progress_bar(show, total=steps, desc="bounds", unit="component")
             budget.on_check = self.redraw
 
     def redraw(self) -> None:

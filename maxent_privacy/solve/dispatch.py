@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .._validation import progress_bar
 from . import tolerances as tl
 from .closed_form import ClosedForm, MatrixScaling
 from .components import Parts, PartSolution
@@ -95,25 +96,20 @@ def runner(client):
 
 
 def _run_newton(red, parts: Parts, todo, backend: Newton, client, progress) -> list:
-    from tqdm import tqdm  # the text bar: tqdm.auto wants ipywidgets in notebooks
-
     t0 = time.perf_counter()
     groups = batches(todo, parts.cells_per_component(), client)
     jobs = [(part, backend.prepare(red, part)) for part in (parts.take(g) for g in groups)]
     cells = sum(len(part.cells) for part, _ in jobs)
-    show = (
-        progress
-        if progress is not None
-        else (client is not None or cells > tl.PROGRESS_NEWTON_CELLS)
-    )
+    auto = client is not None or cells > tl.PROGRESS_NEWTON_CELLS
     kw = backend.options(t0, local=client is None)
     if client is None:
-        outs = [
-            run_job(args, kw)
-            for _, args in tqdm(jobs, desc="maxent", unit="batch", disable=not show)
-        ]
+        outs = []
+        with progress_bar(progress, total=len(jobs), desc="maxent", unit="batch", auto=auto) as bar:
+            for _, args in jobs:
+                outs.append(run_job(args, kw))
+                bar.update()
     else:
-        outs = _on_dask(client, jobs, kw, show)
+        outs = _on_dask(client, jobs, kw, (progress, auto))
     elapsed = time.perf_counter() - t0
     done, errors = [], []
     for (part, args), outcome in zip(jobs, outs, strict=True):
@@ -133,13 +129,15 @@ def _run_newton(red, parts: Parts, todo, backend: Newton, client, progress) -> l
 
 
 def _on_dask(client, jobs, kw, show) -> list:
+    """The jobs on the Dask ``client``; ``show``: (progress, shown by default)."""
     from dask.distributed import as_completed
-    from tqdm import tqdm
 
     futures = [client.submit(run_job, args, kw, pure=False) for _, args in jobs]
     index = {f.key: i for i, f in enumerate(futures)}
     out = [None] * len(futures)
-    with tqdm(total=len(futures), desc="maxent (dask)", unit="batch", disable=not show) as bar:
+    progress, auto = show
+    bar = progress_bar(progress, total=len(futures), desc="maxent (dask)", unit="batch", auto=auto)
+    with bar:
         for fut in as_completed(futures):
             out[index[fut.key]] = fut.result()
             bar.update()
@@ -149,16 +147,11 @@ def _on_dask(client, jobs, kw, show) -> list:
 def _run_conic(red, parts: Parts, todo, backend, progress) -> list:
     """One component at a time; the bar counts cells (a component's time grows with its
     cells) and shows the largest component so far with its iteration count."""
-    from tqdm import tqdm
-
     sizes = parts.cells_per_component()
     n_cells = int(sizes[todo].sum()) if len(todo) else 0
-    show = progress
-    if show is None:
-        show = len(todo) > tl.PROGRESS_COMPONENTS or n_cells > tl.PROGRESS_CELLS
+    auto = len(todo) > tl.PROGRESS_COMPONENTS or n_cells > tl.PROGRESS_CELLS
     out, largest = [], -1
-    off = not show or not len(todo)
-    with tqdm(total=n_cells, desc=backend.name, unit="cell", disable=off) as bar:
+    with progress_bar(progress, total=n_cells, desc=backend.name, unit="cell", auto=auto) as bar:
         for k in todo:
             sol = backend.solve(red, parts.take([k]))
             out.append(sol)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 import cvxpy as cp
 
+from .._validation import check_progress
 from ..errors import SolverNotInstalled, SolverOptionError, UnsupportedModel
 from . import placements
 from . import tolerances as tl
@@ -138,7 +139,7 @@ class SolveOptions:
     tol: float = 1e-6  #: the certificate's residual tolerance
     verbose: bool = False
     client: object = None  #: a dask Client or "local"
-    progress: bool | None = None
+    progress: object = None  #: None (a bar for large solves), True/False, or a function
     solver_options: Mapping = field(default_factory=dict)
 
     def checked(self) -> SolveOptions:
@@ -150,6 +151,7 @@ class SolveOptions:
         for key in ("decompose", "presolve", "polish", "verbose"):
             if not isinstance(getattr(self, key), (bool, int)):
                 raise SolverOptionError(f"{key}={getattr(self, key)!r} must be True or False")
+        check_progress(self.progress)  # None, True/False or a function (one line each)
         if (
             self.client is not None
             and self.solver is not None

@@ -38,6 +38,28 @@ def test_large_lp_work_shows_it_by_default(capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("bad", ["yes", 1, 0.5])
-def test_progress_is_true_false_or_none(bad):
-    with pytest.raises(BoundsArgumentError, match="progress must be True, False or None"):
+def test_progress_is_none_true_false_or_a_function(bad):
+    with pytest.raises(BoundsArgumentError, match="progress must be None, True/False or a func"):
         _model().bounds(progress=bad)
+
+
+def test_a_function_gets_the_bar_s_lines(capsys):
+    """``progress`` means one thing everywhere: a function gets one line of text per step."""
+    lines = []
+    frame = _model().bounds(by="person", exact=True, progress=lines.append)
+    assert capsys.readouterr().err == ""
+    assert lines and all(isinstance(t, str) and "\n" not in t for t in lines)
+    assert lines[-1].startswith("bounds: 2 of 2 components"), lines
+    assert frame["exact"].all()
+
+
+def test_solve_takes_the_same_progress(capsys):
+    lines = []
+    _model().solve(progress=lines.append)
+    assert capsys.readouterr().err == ""
+    assert lines == ["maxent: 1 of 1 batches"]
+    lines.clear()
+    _model().solve(progress=lines.append, solver="CLARABEL")
+    assert lines[-1].startswith("CLARABEL: 22 of 22 cells, largest 22 cells"), lines
+    with pytest.raises(ValueError, match="progress must be None, True/False or a function"):
+        _model().solve(progress="yes")
