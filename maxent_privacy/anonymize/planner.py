@@ -140,7 +140,7 @@ class PlanOptions:
         got = {f: options.get(f, getattr(base, f)) for f in names}
         got["max_rounds"] = check_integer(got["max_rounds"], "max_rounds", minimum=0)
         got["queries"] = check_integer(got["queries"], "queries", minimum=1)
-        got["time_limit"] = check_seconds(got["time_limit"], none=False, positive=True)
+        got["time_limit"] = check_seconds(got["time_limit"], none=False)
         check_progress(got["progress"])
         return cls(**got)
 

@@ -305,7 +305,7 @@ T1 = table([1, 2, 3, 4], [20, 30, 40, 50], ["flu", "hiv", "cold", "flu"])
         ({"group": "d"}, ReleaseError, "group column name 'd' is already used"),
         ({"max_rounds": -1}, ArgumentError, "max_rounds must be a whole number >= 0"),
         ({"queries": 0}, ArgumentError, "queries must be a whole number >= 1"),
-        ({"time_limit": 0}, ArgumentError, "time_limit must be a finite number of seconds > 0"),
+        ({"time_limit": -1}, ArgumentError, "time_limit must be a finite number of seconds >= 0"),
         ({"progress": "yes"}, ArgumentError, "progress must be None"),
         ({"knowledge": 3}, KnowledgeError, "knowledge must be None"),
         ({"knowledge": [3]}, KnowledgeError, r"knowledge\[0\] is a int"),
