@@ -13,6 +13,8 @@ and a stall with none is checked by an LP too before the conic fallback.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -30,14 +32,40 @@ from .newton import (
 )
 from .presolve import Reduced
 
-__all__ = ["Newton", "run_job"]
+__all__ = ["Newton", "NewtonJob", "run_job"]
 
 
-def run_job(args, kw):
+@dataclass(frozen=True)
+class NewtonJob:
+    """The arrays of one batch for :func:`newton_maxent` (picklable: sent to Dask workers):
+    the cells' base measures ``n`` and classes ``cls`` (local numbers), the class totals
+    ``R``, the other equality rows ``O x = o``, the inequalities ``G x <= h`` (or None), the
+    cells' components ``comp`` and the rows' buckets ``blocks`` (block-Jacobi steps)."""
+
+    n: np.ndarray
+    cls: np.ndarray
+    R: np.ndarray
+    O: sp.csr_array
+    o: np.ndarray
+    G: sp.csr_array | None
+    h: np.ndarray | None
+    comp: np.ndarray
+    blocks: np.ndarray
+
+    def system(self) -> tuple:
+        """The batch's rows as ``A x = b`` (class rows first), ``G x <= h``."""
+        A = sp.vstack([class_rows(self.cls, len(self.R)), self.O], format="csr")
+        return A, np.concatenate([self.R, self.o]), self.G, self.h
+
+
+def run_job(job: NewtonJob, kw):
     """One batch through :func:`newton_maxent`; errors as values (picklable)."""
     try:
-        layout = Layout(comp=args[7], row_block=args[8])
-        return "ok", newton_maxent(*args[:7], layout=layout, settings=NewtonSettings(**kw))
+        layout = Layout(comp=job.comp, row_block=job.blocks)
+        return "ok", newton_maxent(
+            job.n, job.cls, job.R, job.O, job.o, job.G, job.h,
+            layout=layout, settings=NewtonSettings(**kw),
+        )  # fmt: skip
     except DualUnbounded as err:
         return "unbounded", np.flatnonzero(np.isin(err.cell_comp, err.components))
     except NotConverged as err:
@@ -75,7 +103,7 @@ class Newton:
         }
 
     @staticmethod
-    def prepare(red: Reduced, part: Part) -> tuple:
+    def prepare(red: Reduced, part: Part) -> NewtonJob:
         """The arrays of :func:`newton_maxent` for this part."""
         s = red.problem.structure
         cells, dk = part.cells, part.dk
@@ -88,9 +116,9 @@ class Newton:
         used, local = np.unique(s.cell_class[red.free[cells]], return_inverse=True)
         n = s.cell_n[red.free[cells]]
         blocks = _row_buckets(red, other, len(part.ek))
-        return (n, local, red.r[0][used], sp.csr_array(O), o, G, h, part.comp, blocks)
+        return NewtonJob(n, local, red.r[0][used], sp.csr_array(O), o, G, h, part.comp, blocks)
 
-    def finish(self, red: Reduced, part: Part, args: tuple, outcome, elapsed: float):
+    def finish(self, red: Reduced, part: Part, args: NewtonJob, outcome, elapsed: float):
         """The part's answer from a job's outcome (or the error it proves)."""
         kind, res = outcome
         if kind == "unbounded":
@@ -148,19 +176,13 @@ class Newton:
         back[order] = out
         return back
 
-    @staticmethod
-    def _system(args) -> tuple:
-        """The part's rows as ``A x = b`` (class rows first), ``G x <= h``."""
-        n, cls, R, O, o, G, h = args[:7]
-        return sp.vstack([class_rows(cls, len(R)), O], format="csr"), np.concatenate([R, o]), G, h
-
     def _unbounded(self, red: Reduced, part: Part, args, bad_local) -> Exception:
         """Newton's "no table" on some components, checked by one LP over them before it
         is believed: :class:`InfeasibleKnowledge` when HiGHS finds no table either. When
         it finds one, the dual was not attained (phi -> 0 from above, cells forced to 0
         that presolve did not see): the cells the LP proves 0 are fixed and the
         components solved again (:class:`ForcedZeros`)."""
-        A, b, G, h = self._system(args)
+        A, b, G, h = args.system()
         status = lp_status_of(A, b, G, h, part.comp, bad_local)
         if status == "infeasible":
             return self._infeasible(red, part, bad_local)
@@ -198,13 +220,13 @@ class Newton:
         :class:`InfeasibleKnowledge` at once (no conic fallback to wait for)."""
         how = "dual certificate"
         if not len(found) and len(small):
-            found = lp_zeros_by_component(*self._system(args), part.comp, small)
+            found = lp_zeros_by_component(*args.system(), part.comp, small)
             how = "LP"
         if not len(found):
             left = small
             if not len(left):
                 left = np.arange(len(part.cells)) if done is None else np.flatnonzero(~done)
-            if len(left) and lp_status_of(*self._system(args), part.comp, left) == "infeasible":
+            if len(left) and lp_status_of(*args.system(), part.comp, left) == "infeasible":
                 return self._infeasible(red, part, left)
             return SolverFailed(
                 f"solver 'maxent': {message}; try solver='CLARABEL' (a conic solver)"
