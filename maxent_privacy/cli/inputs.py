@@ -269,19 +269,16 @@ def read_release_csv(path, kind: str = "release", na=()) -> pd.DataFrame:
     return frame
 
 
-_TRUE = {"true", "1"}
-_FALSE = {"false", "0"}
-
-
 def counterfeit_flags(frame, column: str, path):
-    """A counterfeit column read as text, as booleans: True/False or 1/0 (any case); an
-    error names the file, the line and the cell."""
-    text = frame[column].fillna("").astype(str).str.strip().str.lower()
-    bad = ~text.isin(_TRUE | _FALSE)
-    if bad.any():
-        row = int(bad.to_numpy().argmax())
+    """A counterfeit column read as text, as booleans, read as every flag is (True/False,
+    yes/no or 1/0, any case; see :func:`maxent_privacy.releases.bucketized.read_flags`);
+    an error names the file, the line and the cell."""
+    from ..releases.bucketized import read_flags
+
+    flags, row = read_flags(frame[column].fillna(""))
+    if row is not None:
         raise InputError(
             f"{path}: column {column!r} holds {frame[column].iloc[row]!r} on line {row + 2}; "
-            "a counterfeit flag is True/False or 1/0"
+            "a counterfeit flag is True/False, yes/no or 1/0"
         )
-    return text.isin(_TRUE).to_numpy()
+    return flags

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import ArgumentError, check_flag
 from ..errors import ReleaseError
 from .checks import (
     check_cells,
@@ -161,44 +162,88 @@ def _label(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def counterfeit_flags(series: pd.Series) -> np.ndarray:
-    """A counterfeit column as a boolean array: bool, 0/1 or True/False objects.
+def read_flags(series: pd.Series) -> tuple[np.ndarray, int | None]:
+    """A flag column read as booleans, and the position of its first bad cell (or None).
 
-    Anything else (a missing cell, ``"yes"``, ``2``) is a one-line ``ReleaseError``
+    One reading for every flag column, the API's and the command line's: bool, 0/1, or
+    text read as :func:`~maxent_privacy._validation.check_flag` reads it (true/false,
+    yes/no, 1/0, any case); a missing or empty cell is no flag (it is bad).
+
+    >>> read_flags(pd.Series(["True", "no", 1]))
+    (array([ True, False,  True]), None)
+    >>> read_flags(pd.Series([0, "maybe", ""]))[1]
+    1
+    """
+    if pd.api.types.is_bool_dtype(series.dtype) and not series.isna().any():
+        return series.to_numpy(dtype=bool), None
+    if series.dtype.kind in "iuf":  # numbers: 0 and 1 only (NaN is neither)
+        number = series.to_numpy()
+        good = (number == 0) | (number == 1)
+        return number == 1, (None if good.all() else int(np.argmax(~good)))
+    values = series.to_numpy(dtype=object)
+    reading = {}  # each distinct cell read once
+    flags = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        key = (type(v), v) if _hashable(v) else None
+        if key is None or key not in reading:
+            flag = _flag(v)
+            if key is not None:
+                reading[key] = flag
+        else:
+            flag = reading[key]
+        if flag is None:
+            return flags, i
+        flags[i] = flag
+    return flags, None
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _flag(value) -> bool | None:
+    """One cell as a flag, or None when it is not one."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return bool(value == 1) if value in (0, 1) else None
+    if isinstance(value, str) and value.strip():
+        try:
+            return check_flag(value, "flag")
+        except ArgumentError:
+            return None
+    return None
+
+
+def counterfeit_flags(series: pd.Series) -> np.ndarray:
+    """A counterfeit column as a boolean array: bool, 0/1, or text flags read as
+    everywhere (true/false, yes/no, 1/0, any case; see :func:`read_flags`).
+
+    Anything else (a missing cell, ``"maybe"``, ``2``) is a one-line ``ReleaseError``
     naming the column and the first bad row.
 
     >>> counterfeit_flags(pd.Series([0, 1, 1])).tolist()
     [False, True, True]
-    >>> counterfeit_flags(pd.Series([True, "no"], name="fake"))
+    >>> counterfeit_flags(pd.Series(["True", "false", "YES"])).tolist()
+    [True, False, True]
+    >>> counterfeit_flags(pd.Series([True, "maybe"], name="fake"))
     Traceback (most recent call last):
     ...
-    maxent_privacy.errors.ReleaseError: counterfeits column 'fake' holds 'no' in row 1; \
-it must be True/False (or 1/0)
+    maxent_privacy.errors.ReleaseError: counterfeits column 'fake' holds 'maybe' in row 1; \
+it must be True/False, yes/no or 1/0
     """
-    values = series.to_numpy(dtype=object)
-
-    def ok(v) -> bool:
-        if isinstance(v, (bool, np.bool_)):
-            return True
-        if isinstance(v, (int, float, np.integer, np.floating)):
-            return v == 0 or v == 1
-        return False
-
-    if pd.api.types.is_bool_dtype(series.dtype) and not series.isna().any():
-        return series.to_numpy(dtype=bool)
-    if series.dtype.kind in "iuf":  # numbers: 0 and 1 only (NaN is neither)
-        number = series.to_numpy()
-        good = (number == 0) | (number == 1)
-        if good.all():
-            return number == 1
-        values = values[: int(np.argmax(~good)) + 1]  # the loop below names the first
-    for i, v in enumerate(values):
-        if not ok(v):
-            raise ReleaseError(
-                f"counterfeits column {series.name!r} holds {shorten(_label(v))} in row "
-                f"{_label(series.index[i])!r}; it must be True/False (or 1/0)"
-            )
-    return np.array([bool(v) for v in values], dtype=bool)
+    flags, bad = read_flags(series)
+    if bad is not None:
+        v = series.iloc[bad]
+        raise ReleaseError(
+            f"counterfeits column {series.name!r} holds {shorten(_label(v))} in row "
+            f"{_label(series.index[bad])!r}; it must be True/False, yes/no or 1/0"
+        )
+    return flags
 
 
 def _kind(series: pd.Series) -> str | None:

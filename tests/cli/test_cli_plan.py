@@ -136,7 +136,7 @@ def test_a_bad_counterfeit_flag_names_the_file_and_line(here, capsys):
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line == (
         "error: h.csv: column 'counterfeit' holds 'maybe' on line 2; a counterfeit flag is "
-        "True/False or 1/0"
+        "True/False, yes/no or 1/0"
     )
 
 

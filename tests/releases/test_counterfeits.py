@@ -97,7 +97,7 @@ def test_without_counterfeits_nothing_changes():
 
 @pytest.mark.parametrize(
     ("flags", "bad"),
-    [([0, 0, 2], "2 in row 2"), ([0, "yes", 1], "'yes' in row 1"), ([0, 0, None], "in row 2")],
+    [([0, 0, 2], "2 in row 2"), ([0, "maybe", 1], "'maybe' in row 1"), ([0, 0, None], "in row 2")],
 )
 def test_bad_flag_names_column_and_row(flags, bad):
     frame = _group(["a", "b", "c"], ["x", "y"], 1).assign(g=1, fake=pd.Series(flags, dtype=object))
