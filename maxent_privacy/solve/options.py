@@ -17,13 +17,14 @@ maxent_privacy.errors.SolverOptionError: unknown option 'maxiter' for solver 'MA
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import cvxpy as cp
 
-from .._validation import check_progress
+from .._validation import LISTED, check_progress, listed
 from ..errors import SolverNotInstalled, SolverOptionError, UnsupportedModel
 from . import placements
 from . import tolerances as tl
@@ -113,6 +114,23 @@ def _check_value(solver: str, key: str, kind: str, value) -> None:
         raise SolverOptionError(f"option {key}={value!r} for solver {solver!r} must be {want}")
 
 
+def _unknown(key, solver: str, valid) -> str:
+    """The message for an unknown option: the nearest valid ones first, ten at most.
+
+    >>> _unknown("max_iters", "CLARABEL", ["max_iter", "tol_gap_abs", "verbose"])
+    "unknown option 'max_iters' for solver 'CLARABEL'; did you mean 'max_iter'? valid \
+options: max_iter, tol_gap_abs or verbose"
+    """
+    names = sorted(valid)
+    near = difflib.get_close_matches(str(key), names, n=LISTED, cutoff=0.6)
+    hint = f"; did you mean {near[0]!r}?" if near else ";"
+    ordered = near + [v for v in names if v not in near]
+    return (
+        f"unknown option {key!r} for solver {solver!r}{hint} valid options: "
+        f"{listed(ordered, quote=False)}"
+    )
+
+
 def exp_cone_solvers() -> list[str]:
     """Installed cvxpy solvers that handle the exponential cone (entropy)."""
     from cvxpy.constraints import ExpCone
@@ -193,10 +211,7 @@ class SolveOptions:
         if valid is not None:
             for key, value in given.items():
                 if key not in valid:
-                    raise SolverOptionError(
-                        f"unknown option {key!r} for solver {name!r}; valid options: "
-                        f"{', '.join(sorted(valid))}"
-                    )
+                    raise SolverOptionError(_unknown(key, name, valid))
                 _check_value(name, key, valid[key], value)
         return {**DEFAULT_OPTIONS.get(name, {}), **given}
 

@@ -275,8 +275,8 @@ def test_conflict_with_a_convex_fact_is_explained(fig1):
 @pytest.mark.parametrize(
     "solver, listed",
     [
-        (None, "valid options: max_iter, newton_tol, time_limit"),
-        ("maxent", "valid options: max_iter, newton_tol, time_limit"),
+        (None, "valid options: max_iter, newton_tol or time_limit"),
+        ("maxent", "valid options: max_iter, newton_tol or time_limit"),
         ("CLARABEL", "max_iter"),
         ("ECOS", "max_iters"),
         ("SCS", "eps_abs"),
