@@ -179,7 +179,8 @@ def theorem1_search(count: int, seed: int = 0) -> str:
             continue
         sig = pd.Index([f"s{i}" for i in range(n)], name="sig")
         values = [f"v{j}" for j in range(n)]
-        prior = Prior(pd.DataFrame(rows, index=sig, columns=values), "d")
+        table = pd.DataFrame(rows, index=sig, columns=values)  # the rest: values not here
+        prior = Prior(table.assign(rest=np.clip(1 - rows.sum(axis=1), 0, None)), "d", other="rest")
         group = pd.DataFrame({"sig": sig, "d": values})
         assert satisfies_delta_bound(group, prior, r)
         tried += 1

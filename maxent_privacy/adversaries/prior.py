@@ -86,6 +86,12 @@ def check_r(r) -> None:
 
 
 def _not_whole(sig, total, other) -> None:
+    if other is None:
+        raise KnowledgeError(
+            f"the prior of signature {sig!r} sums to {float(total):.6g}, not 1: each row is a "
+            "whole distribution of the sensitive value; give the rest a column of its own "
+            "(table.assign(rest=1 - table.sum(axis=1))) and name it with other='rest'"
+        )
     raise KnowledgeError(
         f"the prior of signature {sig!r} sums to {float(total):.6g}, not 1: with "
         f"other={other!r} standing for every value not listed, each row is a whole distribution"
@@ -112,8 +118,9 @@ class Prior:
     ----------
     table : DataFrame whose index holds the signatures (named by the attributes; a
         MultiIndex for several; no missing values) and whose columns are sensitive values;
-        each entry is ``p(s : x)``, a float or a Fraction in [0, 1], each row summing to
-        at most 1 (to 1 when ``other`` is given: the row is then the whole distribution).
+        each entry is ``p(s : x)``, a float or a Fraction in [0, 1], each row a whole
+        distribution: summing to 1 (exactly with Fractions, within 1e-9 with floats). A
+        row summing below 1 is an error naming it: the rest needs a column (``other``).
     sa : name of the sensitive column the prior speaks of.
     other : optional column standing for every value that has no column of its own, as
         Table IV's "Not Lung Cancer". Such a value gets that column's probability. In the
@@ -177,7 +184,7 @@ class Prior:
                     f"{arr[over[0]].sum():.6g}, above 1"
                 )
             under = np.flatnonzero(arr.sum(axis=1) < 1 - 1e-9)
-            if other is not None and len(under):
+            if len(under):
                 _not_whole(table.index[under[0]], arr[under[0]].sum(), other)
         underfull = None  # checked once every entry is known to be a probability
         for sig, row in [] if numeric and not exact else table.iterrows():
@@ -191,7 +198,7 @@ class Prior:
                 raise KnowledgeError(
                     f"the prior of signature {sig!r} sums to {float(total):.6g}, above 1"
                 )
-            if other is not None and total < 1 - (0 if exact else 1e-9) and underfull is None:
+            if total < 1 - (0 if exact else 1e-9) and underfull is None:
                 underfull = (sig, total)
         if underfull is not None:
             _not_whole(*underfull, other)

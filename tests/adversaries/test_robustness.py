@@ -59,6 +59,14 @@ def brute_force(weights: list[dict], values: list) -> dict:
     return {k: v / total for k, v in hits.items()}, total
 
 
+def whole(table: pd.DataFrame, sa: str = "disease") -> Prior:
+    """A prior from rows that list the group's values only: the rest of each row's mass
+    goes to a column 'rest' (``other``), as a prior's rows are whole distributions. Values
+    with a column of their own never read it, so the posteriors are those of the rows."""
+    rest = [max(1 - sum(row), 0) for row in table.itertuples(index=False)]
+    return Prior(table.assign(rest=rest), sa, other="rest")
+
+
 def one_signature_each(rows: list[list], values: list, sa: str = "disease"):
     """A group whose tuple i has its own signature s<i> with prior row ``rows[i]``."""
     n = len(rows)
@@ -68,7 +76,7 @@ def one_signature_each(rows: list[list], values: list, sa: str = "disease"):
         index=pd.Index([f"s{i}" for i in range(n)], name="sig"),
     )
     group = pd.DataFrame({"sig": [f"s{i}" for i in range(n)], sa: values})
-    return group, Prior(table, sa)
+    return group, whole(table, sa)
 
 
 def test_module_docstring_examples_run():
@@ -133,9 +141,8 @@ def test_example_1_alan_breach():
 def test_example_2():
     group = pd.DataFrame({"sig": ["s0", "s1", "s2"], "disease": ["x", "y", "z"]})
     table = pd.DataFrame({"x": [0.1, 0.08, 0.09]}, index=pd.Index(["s0", "s1", "s2"], name="sig"))
-    prior = Prior(table, "disease", other=None)
-    with pytest.raises(KnowledgeError, match="'y' is not in the prior"):
-        delta_report(group, prior, 2)
+    with pytest.raises(KnowledgeError, match="'s0' sums to 0.1, not 1: each row is a whole"):
+        Prior(table, "disease", other=None)
     prior = Prior(table.assign(rest=[0.9, 0.92, 0.91]), "disease", other="rest")
     assert delta_max(group, prior, "x") == pytest.approx(0.02)
     assert round(delta_ceil(3, 2, 0.1), 4) == 0.0474
@@ -159,7 +166,7 @@ def small_groups(draw, max_n=7):
     )
     sigs = [f"s{draw(st.integers(0, n_sig - 1))}" for _ in range(n)]
     vals = [f"v{draw(st.integers(0, n_val - 1))}" for _ in range(n)]
-    return pd.DataFrame({"sig": sigs, "disease": vals}), Prior(table, "disease")
+    return pd.DataFrame({"sig": sigs, "disease": vals}), whole(table)
 
 
 @given(small_groups())
@@ -168,6 +175,7 @@ def test_exact_posterior_equals_brute_force(case):
     """Eq. (1)-(3) by enumeration, N <= 7, exact rationals; both directions; floats."""
     group, prior = case
     weights = [{x: prior.table.loc[s, x] for x in prior.table.columns} for s in group["sig"]]
+    assert prior.other == "rest" and "rest" not in set(group["disease"])
     expected, total = brute_force(weights, list(group["disease"]))
     if total == 0:
         with pytest.raises(KnowledgeError, match="prior probability 0"):
@@ -199,10 +207,7 @@ def test_ryser_permanent_is_the_normalizer(n, data):
     assert permanent(m) == brute
     # distinct values: p(t_i : x_j) = m_ij perm(minor ij) / perm(m)
     group, prior = one_signature_each(m, [f"v{j}" for j in range(n)])
-    prior = Prior(
-        pd.DataFrame(m, columns=[f"v{j}" for j in range(n)], index=prior.table.index),
-        "disease",
-    )
+    prior = whole(pd.DataFrame(m, columns=[f"v{j}" for j in range(n)], index=prior.table.index))
     if brute == 0:
         return
     post = exact_posterior(group, prior, fractions=True)
@@ -251,7 +256,7 @@ def test_repeated_values_and_signatures_lump():
         index=pd.Index(["s0", "s1"], name="sig"),
     )
     group["sig"] = ["s0"] * 6 + ["s1"] * 6
-    prior = Prior(table, "disease")
+    prior = whole(table)
     post = exact_posterior(group, prior, fractions=True)
     assert worlds.states(prior.weights(group, ["a", "b", "c"]), np.array([4, 4, 4])) <= 49
     assert post.sum(axis=0).tolist() == [4, 4, 4] and post.sum(axis=1).tolist() == [1] * 12
@@ -342,7 +347,7 @@ def test_theorem_1_is_tight(n, f_max, data):
     col = [f_max] + [low] * (n - 1)
     group, prior = one_signature_each([[p] for p in col], ["x"] * n)
     group["disease"] = ["x"] + [f"y{i}" for i in range(n - 1)]
-    prior = Prior(prior.table, "disease").binary("x")
+    prior = prior.binary("x")
     post = exact_posterior(group, prior, fractions=True)
     assert post["x"].iloc[0] == 1 / r
     assert satisfies_delta_bound(group, prior, r)
@@ -361,7 +366,7 @@ def test_theorem1_fails_for_a_joint_prior():
         },
         index=pd.Index(["A", "B"], name="sig"),
     )
-    prior = Prior(table, "disease")
+    prior = whole(table)
     group = pd.DataFrame({"sig": ["A", "A", "B"], "disease": ["x", "y", "z"]})
     assert satisfies_delta_bound(group, prior, 2)
     post = exact_posterior(group, prior, fractions=True)
@@ -418,7 +423,9 @@ def test_prior_errors_name_the_culprit():
         Prior(pd.DataFrame({"x": [0.6, 0.1], "y": [0.6, 0.1]}, index=ok), "d")
     with pytest.raises(KnowledgeError, match="other='z' is not a column"):
         Prior(pd.DataFrame({"x": [0.1, 0.2]}, index=ok), "d", other="z")
-    prior = Prior(pd.DataFrame({"x": [0.1, 0.2]}, index=ok), "d")
+    with pytest.raises(KnowledgeError, match="'m' sums to 0.1, not 1"):
+        Prior(pd.DataFrame({"x": [0.1, 0.2]}, index=ok), "d")
+    prior = whole(pd.DataFrame({"x": [0.1, 0.2]}, index=ok), "d")
     with pytest.raises(KnowledgeError, match="sex=u .* is not in the prior"):
         exact_posterior(pd.DataFrame({"sex": ["m", "u"], "d": ["x", "x"]}), prior)
     with pytest.raises(ReleaseError, match="prior attribute 'sex' is not a column"):
@@ -502,7 +509,7 @@ def test_robust_anonymize_merges_across_signatures():
             "d": ["a", "b", "a", "c", "b"],
         }
     )
-    prior = Prior(
+    prior = whole(
         pd.DataFrame(
             {"a": [0.30, 0.29], "b": [0.30, 0.31], "c": [0.30, 0.29]},
             index=pd.Index(["M", "F"], name="sex"),
@@ -520,7 +527,7 @@ def test_verify_catches_the_joint_prior_counterexample():
         {"x": [0.09, 0.05], "y": [0.075, 0.13], "z": [0.095, 0.055]},
         index=pd.Index(["A", "B"], name="sig"),
     )
-    prior = Prior(table, "disease")
+    prior = whole(table)
     frame = pd.DataFrame({"sig": ["A", "A", "B"], "disease": ["x", "z", "y"]})
     release = robust_anonymize(
         frame, ["sig"], "disease", r=2, prior=prior, verify=False

@@ -685,10 +685,10 @@ def test_bad_prior_tables(change, culprit):
 
 
 def test_valid_prior_tables():
-    # rows below 1 without other, exactly 1 with it (floats within 1e-9)
+    # every row a whole distribution: 1 (floats within 1e-9), with other or without
     index = pd.Index(["m", "f"], name="sex")
-    assert Prior(pd.DataFrame({"x": [0.1, 0.2]}, index=index), "d").p({"sex": "f"}, "x") == 0.2
-    col = pd.Series([0.1, 0.3], index=index)
+    col = pd.Series([0.1, 0.2], index=index)
+    assert Prior(pd.DataFrame({"x": col, "y": 1 - col}), "d").p({"sex": "f"}, "x") == 0.2
     Prior(pd.DataFrame({"x": col, "rest": 1 - col}), "d", other="rest")
 
 

@@ -381,7 +381,7 @@ def test_prior_tables(table, other):
     probs = np.isfinite(arr).all() and ((arr >= 0) & (arr <= 1)).all()
     with np.errstate(over="ignore", invalid="ignore"):
         sums = arr.sum(axis=1)
-    ok = probs and (sums <= 1 + 1e-9).all() and (other is None or (sums >= 1 - 1e-9).all())
+    ok = probs and (sums <= 1 + 1e-9).all() and (sums >= 1 - 1e-9).all()  # whole rows
     if ok:
         prior = Prior(frame, "d", other=other)
         group = pd.DataFrame({"sex": ["m", "f"], "d": ["x", "z" if other else "y"]})
