@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import ArgumentTypeError, deprecated_alias
+from .._validation import ArgumentTypeError, check_integer, deprecated_alias
 from ..files import check_outputs, check_target, write_text
 from .act import act_context
 from .adversary_scale import adversary_scale, scale_adversaries
@@ -356,6 +356,7 @@ def render_report(
     origin = _provenance(provenance)
     sources, knowledge, command = origin.sources, origin.knowledge_file, origin.command
     threshold = check_threshold(threshold)
+    top = check_integer(top, "top", minimum=1)
     if hasattr(result, "check_current"):  # never the old estimate beside the new facts
         result.check_current("report()")
     m = result.model
