@@ -8,10 +8,12 @@ population), the knowledge file, and the groups of a release that has no group c
 * without it, a bucketized release; a QI cell that reads as generalized (``[18-23]``,
   ``{02181, 02420}``, ``021**``, ...) is refused ("needs its population") rather than read
   as a plain label, unless ``--formats none`` says every cell is an exact value;
-* ``report`` without ``--group``: the release's equivalence classes are its rows with
+* ``report --group auto``: the release's equivalence classes are its rows with
   identical QI cells (ARX writes no group column), numbered 1, 2, ... in a column
   ``class`` (``class_2``, ... when the release has one); a note on standard error says
-  so.
+  so. Without ``--group`` the same, unless the file has a column that names groups
+  (``group``, ``bucket``, ... :data:`GROUP_NAMES`): an Anatomy file read as classes of
+  identical QI rows is a wrong answer, so that is an error naming the column.
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ if TYPE_CHECKING:
 __all__ = [
     "DECIMAL",
     "FORMATS",
+    "GROUP_NAMES",
     "INTEGER",
     "build_model",
+    "check_no_group_column",
     "derive_groups",
     "load_statements",
     "report_model",
@@ -61,6 +65,29 @@ def load_statements(args) -> list:
     except OSError as exc:
         reason = exc.strerror or one_line(exc)
         raise InputError(f"{args.knowledge}: cannot read: {reason}") from exc
+
+
+#: column names (any case, ``-``/space read as ``_``) that say a file has groups: without
+#: ``--group``, ``report`` refuses to derive classes from such a file
+GROUP_NAMES = frozenset(
+    {"group", "bucket", "group_id", "bucket_id", "groupid", "bucketid", "gid", "bid"}
+)
+#: the ``--group`` value that derives the equivalence classes explicitly
+AUTO = "auto"
+
+
+def check_no_group_column(frame: pd.DataFrame, args, path) -> None:
+    """Without ``--group``: an :class:`UsageError` when ``frame`` has a column named like a
+    group (:data:`GROUP_NAMES`) that is not one of its roles."""
+    roles = {*map(str, args.qi), str(args.sa), str(args.person)}
+    for col in frame.columns:
+        key = str(col).strip().lower().replace("-", "_").replace(" ", "_")
+        if key in GROUP_NAMES and str(col) not in roles:
+            raise UsageError(
+                f"{path}: no --group given but the file has a group column {str(col)!r}: "
+                f"give --group {str(col)} to read its groups (an Anatomy release), or "
+                f"--group {AUTO} to take the rows with identical QI cells as the classes"
+            )
 
 
 def derive_groups(frame: pd.DataFrame, qi, path) -> tuple[pd.DataFrame, str, int]:
@@ -160,6 +187,7 @@ def report_model(args, err=None):
     the facts of ``--knowledge``; notes (groups derived) go to ``err``."""
     from ..knowledge.parser import apply_knowledge
     from ..model import MaxEntModel
+    from ..report.nonsensitive import check_nonsensitive
 
     err = sys.stderr if err is None else err
     statements = load_statements(args)
@@ -169,9 +197,12 @@ def report_model(args, err=None):
         frame = read_release_csv(path, na=getattr(args, "na", ()))
         group = args.group
         if group is None:
+            check_no_group_column(frame, args, path)
+        if group is None or (group == AUTO and AUTO not in frame.columns):
             frame, group, n = derive_groups(frame, args.qi, path)
             print(
-                f"note: {path}: no --group given: its equivalence classes are the rows with "
+                f"note: {path}: {'--group auto' if args.group else 'no --group given'}: its "
+                f"equivalence classes are the rows with "
                 f"identical QI cells ({n:,} classes, numbered in column {group!r})",
                 file=err,
             )
@@ -192,6 +223,8 @@ def report_model(args, err=None):
         if population:
             where += f", population file {args.population}"
         raise InputError(f"{message} (release files {where})") from exc
+    # before the solve: a typo would exclude nothing, every value would leave no risk
+    check_nonsensitive(getattr(args, "nonsensitive", None), model, "--nonsensitive")
     names = apply_knowledge(model, statements)
     return model, names
 

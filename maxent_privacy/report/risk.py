@@ -29,6 +29,7 @@ import pandas as pd
 from .._validation import REACHES, check_progress, reaches
 from .._validation import check_threshold as _check_threshold
 from ..files import check_outputs, write_frame
+from .nonsensitive import check_nonsensitive
 from .safety import spreadsheet_safe
 
 __all__ = ["per_person", "risk_summary", "risk_table", "write_risk_table"]
@@ -211,9 +212,8 @@ def risk_table(
     progress = check_progress(progress, "risk table")
     if hasattr(result, "check_current"):  # a Result solved from the model as it is now
         result.check_current("risk_table()")
-    if isinstance(nonsensitive, str) or not np.iterable(nonsensitive):
-        nonsensitive = () if nonsensitive is None else (nonsensitive,)
-    table = _core(result, tuple(nonsensitive), bounds, progress).copy()
+    nonsensitive = check_nonsensitive(nonsensitive, result.model)
+    table = _core(result, nonsensitive, bounds, progress).copy()
     table.attrs = {k: type(v)(v) for k, v in table.attrs.items()}
     table["at_risk"] = reaches(table["maxent"].to_numpy(dtype=float), threshold)
     for col in ("tied", "identity"):  # after at_risk: the columns before it as they were
