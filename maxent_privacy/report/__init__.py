@@ -14,9 +14,11 @@ Modules:
   re-exported from the base module :mod:`maxent_privacy.safety`
 - ``likeliest``: each row's likeliest value, read sparsely off the cells; the rounding rule
 - ``row_bounds``: the risk table's intervals (bounds of each row's value only; auto/all/none)
-- ``identity``: identity (re-identification) risk per row: prosecutor, journalist
+- ``identity``: identity (re-identification) risk per row: prosecutor, journalist; k, l
+- ``nonsensitive``: the values declared not sensitive, checked against the release's
 - ``facts_impact``: per fact, people it puts at risk; pooled releases, each one alone
-- ``act``: what a publisher needs to act, for the page (ties, worst case, identity, facts)
+- ``act``: what a publisher needs to act, for the page (ties, worst case, identity, facts,
+  what to do: the groups most exposed)
 - ``adversary_scale``: ``report --adversary learned``: people at risk per adversary
   (maximum entropy, learned, worst case)
 - ``interval_plot``: the riskiest people's intervals as bars with the maxent dot
