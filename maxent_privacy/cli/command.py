@@ -339,9 +339,12 @@ def _report_lines(args, made, html, risk, out) -> int:
         f"at threshold {args.threshold:g}: {summary['people_at_risk']:,} of "
         f"{summary['people']:,} people at risk under the maximum-entropy estimate"
         + ("" if summary["per_person"] else " (one person per record)")
-        + classes,
+        + classes
+        + f"; {summary['qi_values_at_risk']:,} of {summary['qi_values']:,} QI values",
         file=out,
     )
+    for line in _worst_case_lines(args, result, table, summary):
+        print(line, file=out)
     at_risk = table[table["at_risk"]]
     if len(at_risk):
         keys = [table.columns[0]] if summary["per_person"] else [*model.qi, model.group]
@@ -357,6 +360,38 @@ def _report_lines(args, made, html, risk, out) -> int:
     if html is not None:
         print(f"report written to {html}", file=out)
     return EXIT_OK
+
+
+def _worst_case_lines(args, result, table, summary) -> list[str]:
+    """The page's other counts: the worst case, the certain among the certified rows and
+    those not checked, and each adversary of the scale (``--adversary``)."""
+    from ..report.html import adversary_rows
+
+    lines = []
+    people = f"of {summary['people']:,} people"
+    if "people_at_risk_worst_case" in summary:
+        lines.append(
+            f"worst case: {summary['people_at_risk_worst_case']:,} {people} at risk in the worst "
+            "case (each one's own upper bound)"
+        )
+    if "certain" in summary:
+        checked = (
+            f"; {summary['not_checked']:,} not checked (use --bounds all)"
+            if summary["not_checked"]
+            else ""
+        )
+        lines.append(
+            f"certain: {summary['certain']:,} certain among the {summary['certified']:,} people "
+            f"certified (the same value in every possible table), {summary['possible']:,} for "
+            f"whom it is merely possible{checked}"
+        )
+    rows = adversary_rows(
+        result, table, args.threshold, summary, getattr(args, "nonsensitive", ()),
+        getattr(args, "adversary", "maxent"),
+    )  # fmt: skip
+    for row in rows:  # computed for the page already: the same numbers
+        lines.append(f"adversary {row['adversary']}: {row['at_risk']:,} {people} at risk")
+    return lines
 
 
 _MAX_CONFLICTS = 20  # conflicting facts listed
@@ -583,7 +618,8 @@ def _add_report_parser(sub) -> None:
         "the same people are pooled through --person) under background knowledge, and say "
         "who is at risk: a self-contained HTML report (--out) and one row per person, or "
         "per QI value and group without person ids (--risk-out: id and QI columns, then "
-        "value, maxent, lower, upper, at_risk; a release column named like one of these "
+        "value, maxent, lower, upper, certified, at_risk; a release column named like one of "
+        "these "
         "gets the prefix release_). With neither option the report goes to report.html.",
         epilog=EXIT_CODES,
         formatter_class=_HelpFormatter,
@@ -607,7 +643,8 @@ def _add_report_parser(sub) -> None:
         metavar="FILE",
         help="risk table: .csv, or .parquet/.pq (needs pyarrow); columns: id and QI (or QI, "
         "group and records), value (likeliest sensitive value), maxent (its posterior), "
-        "lower and upper (its bounds over every table allowed, see --bounds), at_risk "
+        "lower and upper (its bounds over every table allowed, see --bounds), certified "
+        "(True: those bounds are proved; False: not checked, outer bounds), at_risk "
         "(on maxent rounded to 4 decimals), tied (another value as likely), identity "
         "(re-identification risk: 1 / the records sharing the QI cells)",
     )

@@ -241,31 +241,107 @@ def _release_words(model) -> list[str]:
     return lines
 
 
-def _reproduce(result, threshold: float, command, sources, knowledge) -> dict:
-    """The command line and the Python that make this report again.
-
-    The command line reads bucketized releases whose group (and person) columns have the
-    same names; for other releases only the Python is given, starting from the model.
-    """
-    m = result.model
+def _cli_line(m, files: list, threshold: float, facts_file: str) -> list | None:
+    """The command line that reads the releases again: bucketized releases whose group
+    (and person) columns have the same names, no counterfeits; else None."""
     rels = m.releases
     bucketized = all(type(r).__name__ == "Bucketized" for r in rels)
     fake = any(getattr(r, "counterfeits", None) is not None for r in rels)
     same = len({(r.group, r.person) for r in rels}) == 1 and not fake  # no CLI option
-    n = len(rels)
+    if not (bucketized and same and len(files) == len(rels)):
+        return None
+    group, person = rels[0].group, rels[0].person
+    cli = ["maxent-privacy", "report", *files, "--qi", *map(str, m.qi), "--sa", str(m.sa)]
+    cli += ["--group", str(group)] + (["--person", str(person)] if person else [])
+    cli += ["--knowledge", facts_file] if m.facts else []
+    return cli + ["--threshold", f"{threshold:g}", "--out", "report.html", "--risk-out", "risk.csv"]
+
+
+def _read_release(k: int, path: str, r) -> list[str]:
+    """The Python lines that read release ``k`` (``rel{k}``) from ``path``."""
+    roles = f"qi={list(r.qi)!r}, sa={r.sa!r}, group={r.group!r}" + (
+        f", person={r.person!r}" if r.person else ""
+    )
+    if type(r).__name__ == "Generalized":
+        lines = [f"frame{k} = pd.read_csv({path!r}, dtype=str)"]
+        if re.fullmatch(r"class(_\d+)?", str(r.group)):  # derived by --group auto
+            lines += [
+                f"if {r.group!r} not in frame{k}:  # the classes: rows with identical QI cells",
+                f"    frame{k}[{r.group!r}] = frame{k}.groupby({list(r.qi)!r}).ngroup() + 1",
+            ]
+        return [*lines, f"rel{k} = mp.Generalized(frame{k}, {roles})"]
+    read = f"pd.read_csv({path!r}, dtype=str)"
+    if getattr(r, "counterfeits", None) is not None:  # read as True/False or 1/0
+        text = [*r.qi, r.sa, r.group] + ([r.person] if r.person else [])
+        read = f"pd.read_csv({path!r}, dtype={dict.fromkeys(text, 'str')!r})"
+        roles += f", counterfeits={r.counterfeits!r}"
+    return [f"rel{k} = mp.Bucketized({read}, {roles})"]
+
+
+def _read_population(k: int, path: str, population: pd.DataFrame) -> list[str]:
+    """The Python lines that read population ``k`` (``pop{k}``): ids as the index, QI
+    columns of numbers as numbers (as ``--population`` reads them)."""
+    index = population.index.name or "person"
+    lines = [f"pop{k} = pd.read_csv({path!r}, dtype=str).set_index({index!r})"]
+    for col in population.columns:
+        kind = population[col].dtype.kind
+        if kind in "iu":
+            lines.append(f"pop{k}[{col!r}] = pop{k}[{col!r}].astype('int64')")
+        elif kind == "f":
+            lines.append(f"pop{k}[{col!r}] = pop{k}[{col!r}].astype(float)")
+    return lines
+
+
+def _python_model(m, files: list, population_files: list) -> list[str]:
+    """The Python lines that read the releases (and populations) and make ``model``."""
+    lines = []
+    rels, pops = m.releases, list(m.populations)
+    read: dict[int, str] = {}
+    for k, (path, r) in enumerate(zip(files, rels, strict=True), start=1):
+        lines += _read_release(k, path, r)
+    for k, population in enumerate(pops, start=1):
+        if population is None:
+            continue
+        same = next((j for j in read if pops[j - 1] is population), None)
+        if same is not None:  # one population for several releases: read once
+            read[k] = read[same]
+            continue
+        path = population_files[k - 1] if k <= len(population_files) else None
+        path = path or ("POPULATION.csv" if len(pops) == 1 else f"POPULATION{k}.csv")
+        lines += _read_population(k, str(path), population)
+        read[k] = f"pop{k}"
+    names = ", ".join(f"rel{k}" for k in range(1, len(rels) + 1))
+    released = f"[{names}]" if len(rels) > 1 else names
+    if read:
+        given = ", ".join(read.get(k, "None") for k in range(1, len(rels) + 1))
+        return [*lines, f"model = mp.MaxEntModel({released}, populations=[{given}])"]
+    return [*lines, f"model = mp.MaxEntModel({released})"]
+
+
+def _reproduce(result, threshold: float, command, sources, knowledge, populations=None) -> dict:
+    """The command line and the Python that make this report again, from what the report
+    knows: the release files' names (``RELEASE.csv`` when not given), their columns, the
+    population files' names (``POPULATION.csv`` when not given) and the knowledge file.
+
+    The command line reads bucketized releases whose group (and person) columns have the
+    same names; for other releases only the Python is given (or the command that made it).
+    """
+    m = result.model
+    n = len(m.releases)
     files = (
         list(map(str, sources))
         if sources
         else (["RELEASE.csv"] if n == 1 else [f"RELEASE{k}.csv" for k in range(1, n + 1)])
     )
+    if len(files) != n:  # one name per release, else placeholders
+        files = ["RELEASE.csv"] if n == 1 else [f"RELEASE{k}.csv" for k in range(1, n + 1)]
+    if isinstance(populations, (str, bytes)) or not np.iterable(populations):
+        populations = [] if populations is None else [populations]
+    population_files = [None if p is None else str(p) for p in populations]
+    if len(population_files) == 1 and n > 1:
+        population_files *= n
     facts_file = str(knowledge or "KNOWLEDGE.txt")
-    cli = None
-    if bucketized and same and len(files) == n:
-        group, person = rels[0].group, rels[0].person
-        cli = ["maxent-privacy", "report", *files, "--qi", *map(str, m.qi), "--sa", str(m.sa)]
-        cli += ["--group", str(group)] + (["--person", str(person)] if person else [])
-        cli += ["--knowledge", facts_file] if m.facts else []
-        cli += ["--threshold", f"{threshold:g}", "--out", "report.html", "--risk-out", "risk.csv"]
+    cli = _cli_line(m, files, threshold, facts_file)
     python = [
         "import pandas as pd",
         "import maxent_privacy as mp",
@@ -273,21 +349,7 @@ def _reproduce(result, threshold: float, command, sources, knowledge) -> dict:
     ]
     if m.facts:
         python.append("from maxent_privacy.parser import apply_knowledge, load_knowledge")
-    if bucketized and len(files) == n:
-        python.append("releases = [")
-        for f, r in zip(files, rels, strict=True):
-            roles = f"qi={list(r.qi)!r}, sa={r.sa!r}, group={r.group!r}" + (
-                f", person={r.person!r}" if r.person else ""
-            )
-            read = f"pd.read_csv({f!r}, dtype=str)"
-            if getattr(r, "counterfeits", None) is not None:  # read as True/False or 1/0
-                text = [*r.qi, r.sa, r.group] + ([r.person] if r.person else [])
-                read = f"pd.read_csv({f!r}, dtype={dict.fromkeys(text, 'str')!r})"
-                roles += f", counterfeits={r.counterfeits!r}"
-            python.append(f"    mp.Bucketized({read}, {roles}),")
-        python += ["]", "model = mp.MaxEntModel(releases if len(releases) > 1 else releases[0])"]
-    else:
-        python.append("model = mp.MaxEntModel(...)  # the releases and populations, as before")
+    python += _python_model(m, files, population_files)
     if m.facts:
         python.append(f"apply_knowledge(model, load_knowledge({facts_file!r}))")
     python += [
@@ -308,11 +370,13 @@ def _cell(value) -> str:
 @dataclass(frozen=True)
 class _Provenance:
     """What a report was made from (keywords of :func:`render_report`): the release
-    files' names, the knowledge file's name and the command line."""
+    files' names, the knowledge file's name, the command line and the population files'
+    names (one, or one per release; for the "Reproduce it" Python)."""
 
     sources: object = None
     knowledge_file: object = None
     command: str | None = None
+    populations: object = None
 
 
 def _provenance(given: dict) -> _Provenance:
@@ -347,8 +411,9 @@ def render_report(
     "learned" (or any registered adversary's name) adds the scale of adversaries
     (:mod:`.adversary_scale`). ``provenance``: what the report was made from, for its
     text and its commands: ``sources`` (the release files' names), ``knowledge_file`` (the
-    knowledge file's name; ``knowledge=``, its old name, is deprecated) and ``command``
-    (the command line), each None by default; any other keyword is a TypeError."""
+    knowledge file's name; ``knowledge=``, its old name, is deprecated), ``command``
+    (the command line) and ``populations`` (the population files' names), each None by
+    default; any other keyword is a TypeError."""
     import jinja2
 
     from .. import __version__
@@ -409,28 +474,29 @@ def render_report(
             "status": str(result.status),
             "seconds": f"{result.solver_stats.get('total_time', float('nan')):.2f}",
         },
-        "reproduce": _reproduce(result, threshold, command, sources, knowledge),
+        "reproduce": _reproduce(result, threshold, command, sources, knowledge, origin.populations),
         "bounds": "upper" in table,
         "act": act_context(result, table, threshold, summary),
-        "adversaries": _adversaries(result, table, threshold, summary, nonsensitive, adversary),
+        "adversaries": adversary_rows(result, table, threshold, summary, nonsensitive, adversary),
     }
     return env.get_template("report.html.j2").render(**context)
 
 
-def _adversaries(result, table, threshold, summary, nonsensitive, adversary) -> list:
+def adversary_rows(result, table, threshold, summary, nonsensitive, adversary) -> list:
     """The rows of the scale of adversaries (``adversary="learned"`` or any registered
-    adversary's name, or several), else none (``"maxent"``: the report's estimate alone)."""
+    adversary's name, or several), else none (``"maxent"``: the report's estimate alone).
+    Kept on ``result`` per arguments: the command's summary prints the page's own counts
+    without learning the adversary again."""
     chosen = scale_adversaries(adversary)
     if not chosen:
         return []
     skip = table.attrs.get("nonsensitive", nonsensitive)
-    return adversary_scale(
-        result,
-        threshold,
-        skip,
-        worst_case=summary.get("people_at_risk_worst_case"),
-        adversaries=chosen,
-    )
+    worst = summary.get("people_at_risk_worst_case")
+    key = (float(threshold), tuple(map(str, skip)), tuple(a.name for a in chosen), worst)
+    cache = result.__dict__.setdefault("_adversary_rows", {}) if hasattr(result, "__dict__") else {}
+    if key not in cache:
+        cache[key] = adversary_scale(result, threshold, skip, worst_case=worst, adversaries=chosen)
+    return [dict(row) for row in cache[key]]
 
 
 def write_report(result, path, threshold: float = 0.5, **options) -> None:

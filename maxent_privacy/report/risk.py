@@ -15,10 +15,10 @@ report (:mod:`maxent_privacy.report.html`) is made from the same table.
 >>> model.add(model.P("Breast Cancer", gender="male") == 0)
 >>> table = risk_table(model.solve(), threshold=0.99)
 >>> print(table.head(3).to_string(index=False))
- name gender  degree  bucket         value  maxent  lower  upper  at_risk  tied  identity
-Cathy female college       1 Breast Cancer  1.0000    1.0    1.0     True False    0.5000
-Grace female  junior       2 Breast Cancer  1.0000    1.0    1.0     True False    1.0000
-Allen   male college       1           Flu  0.6667    0.0    1.0    False False    0.3333
+ name gender  degree  bucket         value  maxent  lower  upper  certified  at_risk  tied  identity
+Cathy female college       1 Breast Cancer  1.0000    1.0    1.0       True     True False    0.5000
+Grace female  junior       2 Breast Cancer  1.0000    1.0    1.0       True     True False    1.0000
+Allen   male college       1           Flu  0.6667    0.0    1.0       True    False False    0.3333
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ __all__ = ["per_person", "risk_summary", "risk_table", "write_risk_table"]
 TOL = REACHES
 #: the table's own columns (every column :func:`risk_table` adds must be here): a
 #: release's column of the same name is shown with the prefix ``release_`` instead
-_RESERVED = {"value", "maxent", "lower", "upper", "at_risk", "records", "tied", "identity"}
+_RESERVED = {
+    "value", "maxent", "lower", "upper", "certified", "at_risk", "records", "tied", "identity"
+}  # fmt: skip
 #: the prefix of a release's column named like one of the table's own
 PREFIX = "release_"
 
@@ -142,13 +144,14 @@ def _core(result, nonsensitive: tuple, bounds: str, progress) -> pd.DataFrame:
     if mode != "none":
         step("certified bounds")
     on = best.has_value
-    got = row_bounds(result, best.by, best.pairs(), mode, rows=len(table))
+    got = row_bounds(result, best.by, best.pairs(), mode, risk=best.maxent[on])
     if got is not None:
-        lo, hi, info = got
         lower, upper = np.zeros(len(table)), np.zeros(len(table))
-        lower[on], upper[on] = lo, hi
+        certified = np.ones(len(table), dtype=bool)  # no sensitive value: nothing to bound
+        lower[on], upper[on], certified[on] = got.lower, got.upper, got.certified
         table["lower"], table["upper"] = rounded(lower), rounded(upper)
-        table.attrs["bounds"] = info
+        table["certified"] = certified
+        table.attrs["bounds"] = got.info
     order = np.argsort(-table["maxent"].to_numpy(dtype=float), kind="stable")
     table = table.iloc[order].reset_index(drop=True)
     cache[key] = table
@@ -189,6 +192,12 @@ def risk_table(
       size or a time box, :mod:`~maxent_privacy.report.row_bounds`; ``.attrs["bounds"]``
       says how many); none with ``bounds="none"``. ``upper`` 1 says the person may hold
       it for sure in some table, ``lower`` 1 that they do in every one;
+    * ``certified``: True when the row's ``lower`` and ``upper`` are proved over every
+      table the release and the facts allow; False when the row was not checked (its
+      interval is the outer one, from the release alone). Rows are certified in order of
+      risk: first those whose value the facts already fix (the solve's presolve: exact,
+      no LP; such a row with ``maxent`` 1 has ``lower`` 1 whatever the time box), then
+      ``maxent`` highest first (none with ``bounds="none"``);
     * ``at_risk``: ``maxent >= threshold``, on ``maxent`` rounded to 4 decimals;
     * ``identity``: the row's identity (re-identification) risk, 1 / the records sharing
       its QI cells (prosecutor; with a population, journalist: 1 / the people who fit),
@@ -248,7 +257,11 @@ def risk_summary(result, threshold: float = 0.5, table: pd.DataFrame | None = No
     (None for pooled releases) and QI values whose largest posterior reaches it, and,
     when the table has ``upper``, the people at risk in the worst case: per person, those
     whose own upper bound (the individual's, see :func:`risk_table`) for their likeliest
-    value reaches it."""
+    value reaches it; when it has ``certified``, the people whose value is ``certain``
+    (``lower`` 1: in every table), ``possible`` (certified ``upper`` 1, not certain),
+    those ``certified`` and those ``not_checked`` (outer
+    bounds): "N certain among the M certified; K not checked", never a bare count of the
+    certain when rows were left out."""
     threshold = check_threshold(threshold)
     table = risk_table(result, threshold, csv_safe=False) if table is None else table
     # ``records`` weighs a row of a (QI value, group) class; with person ids a row is one
@@ -275,9 +288,20 @@ def risk_summary(result, threshold: float = 0.5, table: pd.DataFrame | None = No
         "qi_values_at_risk": int(reaches(by_qi, threshold).sum()),
         "per_person": weight is None,
     }
+
+    def count(mask) -> int:
+        return int(weight[mask].sum() if weight is not None else mask.sum())
+
     if "upper" in table:
-        worst = reaches(table["upper"].to_numpy(dtype=float), threshold)
-        out["people_at_risk_worst_case"] = int(
-            weight[worst].sum() if weight is not None else worst.sum()
+        out["people_at_risk_worst_case"] = count(
+            reaches(table["upper"].to_numpy(dtype=float), threshold)
         )
+    if "certified" in table:  # the worst case's own counts (see risk_table)
+        certified = table["certified"].to_numpy(dtype=bool)
+        lower = table["lower"].to_numpy(dtype=float)
+        upper = table["upper"].to_numpy(dtype=float)
+        out["certain"] = count(lower >= 1.0)
+        out["possible"] = count(certified & (upper >= 1.0) & (lower < 1.0))
+        out["certified"] = count(certified)
+        out["not_checked"] = count(~certified)
     return out

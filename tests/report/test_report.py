@@ -45,8 +45,8 @@ def test_figure1_report_from_the_command_line(files, tmp_path, capsys):
 
     table = pd.read_csv(risk)
     assert list(table.columns) == [
-        "name", "gender", "degree", "bucket", "value", "maxent", "lower", "upper", "at_risk",
-        "tied", "identity",
+        "name", "gender", "degree", "bucket", "value", "maxent", "lower", "upper", "certified",
+        "at_risk", "tied", "identity",
     ]  # fmt: skip
     assert len(table) == 10 and table["at_risk"].dtype == bool
     # the certified interval of each person's likeliest value holds the estimate
@@ -92,8 +92,8 @@ def test_without_person_ids_rows_are_classes():
     result = figure1_result(person=None, knowledge=False)
     table = result.risk_table()
     assert list(table.columns) == [
-        "gender", "degree", "bucket", "records", "value", "maxent", "lower", "upper", "at_risk",
-        "tied", "identity",
+        "gender", "degree", "bucket", "records", "value", "maxent", "lower", "upper",
+        "certified", "at_risk", "tied", "identity",
     ]  # fmt: skip
     assert table["records"].sum() == 10 and len(table) == 9
     # bucket 1 holds Flu twice among 4 records: its 4 people are at risk at 0.5
@@ -136,8 +136,8 @@ def test_pooled_releases_are_per_person():
 def test_bounds_columns_follow_the_bounds_mode():
     result = figure1_result()
     table = risk_table(result, 0.99)
-    assert list(table.columns[-6:]) == [
-        "maxent", "lower", "upper", "at_risk", "tied", "identity"
+    assert list(table.columns[-7:]) == [
+        "maxent", "lower", "upper", "certified", "at_risk", "tied", "identity"
     ]  # fmt: skip
     allen = table.set_index("name").loc["Allen"]
     assert allen["lower"] == 0.0 and allen["upper"] == 1.0
@@ -145,7 +145,7 @@ def test_bounds_columns_follow_the_bounds_mode():
     assert summary["people_at_risk_worst_case"] == 10
     assert "at risk in the worst case" in render_report(result, 0.99)
     bare = risk_table(result, 0.99, bounds="none")
-    assert "lower" not in bare and "upper" not in bare
+    assert "lower" not in bare and "upper" not in bare and "certified" not in bare
     assert "people_at_risk_worst_case" not in risk_summary(result, 0.99, bare)
     with pytest.raises(ArgumentError, match="^bounds must be 'auto', 'all' or 'none', got 'some'$"):
         risk_table(result, 0.99, bounds="some")

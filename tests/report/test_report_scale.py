@@ -43,7 +43,9 @@ def count_bounds(monkeypatch):
 # ------------------------------------------------------------------------ sparse, once
 def test_bounds_are_asked_for_each_rows_value_only(count_bounds):
     table = figure1_result().risk_table(0.99)
-    assert count_bounds == [10]  # 10 people, one value each (not 10 x 6 values)
+    # 10 people, one value each (not 10 x 6 values); Cathy and Grace, whom the fact fixes
+    # to Breast Cancer, need no LP
+    assert count_bounds == [8]
     assert len(table) == 10
 
 
@@ -52,7 +54,7 @@ def test_report_after_risk_table_does_not_bound_again(count_bounds, tmp_path):
     result.risk_table(0.99)
     result.risk_table(0.5)  # another threshold: the same bounds
     result.report(tmp_path / "r.html", threshold=0.99)
-    assert count_bounds == [10]
+    assert count_bounds == [8]
     result.risk_table(0.5, nonsensitive=["Flu"])  # other values: bounded again
     assert len(count_bounds) == 2
 
@@ -109,8 +111,10 @@ def test_auto_past_its_size_gives_outer_bounds_and_says_so(monkeypatch, count_bo
     certified = result.risk_table(0.99, bounds="all").set_index("name")
     monkeypatch.setattr(rb, "AUTO_ROWS", 5)
     outer = figure1_result().risk_table(0.99).set_index("name")
-    assert count_bounds == [10]  # only the "all" table ran LPs
-    assert outer.attrs["bounds"]["outer"] == 10
+    # the 2 people the fact fixes without an LP, then the 5 riskiest of the 8 others
+    assert count_bounds == [8, 5]
+    assert outer.attrs["bounds"]["outer"] == 3 and outer["certified"].sum() == 7
+    assert not outer.loc[["Helen", "Iris", "James"], "certified"].any()  # 1/3: the least
     assert "outer bounds from the release alone" in outer.attrs["bounds"]["note"]
     # sound: the outer interval holds the certified one
     assert (outer["lower"] <= certified.loc[outer.index, "lower"]).all()
@@ -229,7 +233,7 @@ def test_the_worst_case_card_explains_itself():
     page = render_report(figure1_result(), 0.99)
     assert "In the worst case, some table consistent with the release" in page
     # Cathy and Grace hold Breast Cancer in every table; the 8 others' value is possible
-    assert "<b>2</b> whose value is\n    certain in every possible table" in page
+    assert "<b>2</b> certain among the\n    <b>10</b> people certified" in page
     assert "<b>8</b> for whom it is merely possible" in page
 
 
