@@ -491,7 +491,7 @@ counterfeits='fake' (1 counterfeit))
         """
         groups = self.frame[self.group]
         counts = pd.Series(self.is_counterfeit.astype(np.int64), index=groups.to_numpy())
-        out = counts.groupby(level=0, sort=True).sum()
+        out = counts.groupby(level=0, sort=True, observed=True).sum()
         out.index.name = self.group
         return out.rename("counterfeits")
 
@@ -508,7 +508,7 @@ counterfeits='fake' (1 counterfeit))
     def sa_table(self) -> pd.DataFrame:
         """The sensitive table as published: count of each sensitive value per group
         (counterfeit records included: their values are published like any other)."""
-        counts = self.frame.groupby([self.group, self.sa], sort=True).size()
+        counts = self.frame.groupby([self.group, self.sa], sort=True, observed=True).size()
         return counts.rename("count").reset_index()
 
     def buckets(self) -> pd.DataFrame:
@@ -518,8 +518,8 @@ counterfeits='fake' (1 counterfeit))
         ``counterfeits`` a column of that name gives how many of them are counterfeit,
         and ``size`` counts published records.
         """
-        g = self.frame.groupby(self.group, sort=True)
-        people = self.people.groupby(self.group, sort=True)
+        g = self.frame.groupby(self.group, sort=True, observed=True)
+        people = self.people.groupby(self.group, sort=True, observed=True)
         out = pd.DataFrame(
             {
                 "size": g.size(),

@@ -238,21 +238,44 @@ class Structure:
         A_sa, b_sa = self.sa_rows()
         keep = np.ones(len(b_sa), dtype=bool)
         if drop_redundant and len(b_sa):
-            last = pd.Series(np.arange(len(b_sa))).groupby(self.sa_bucket).max().to_numpy()
+            last = (
+                pd.Series(np.arange(len(b_sa)))
+                .groupby(self.sa_bucket, observed=True)
+                .max()
+                .to_numpy()
+            )
             keep[last] = False
         A = sp.vstack([A_cls, A_sh, A_sa[keep]], format="csr")
         b = np.concatenate([b_cls, b_sh, b_sa[keep]])
         n_link = self.link_matrix.shape[0]
-        rows = pd.concat(
+        rows = stack(
             [
                 self.classes.assign(kind="QI"),
                 self.shared_table.assign(kind="QI (shared)"),
                 pd.DataFrame({"kind": ["link"] * n_link}),
                 self.group_values.loc[keep].assign(kind="SA"),
-            ],
-            ignore_index=True,
+            ]
         )
         return A, b, rows
+
+
+def stack(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """``pd.concat(parts, ignore_index=True)`` without its empty or all-NA entries.
+
+    pandas 2.x warns (a FutureWarning) when an empty part or an all-NA column takes part
+    in choosing a column's dtype; such entries add no value, so they are left out and the
+    columns put back in the order concat gives (a column no part fills is all NaN).
+
+    >>> a = pd.DataFrame({"x": [1, 2], "p": [None, None]})
+    >>> out = stack([a, pd.DataFrame({"x": pd.Series([], dtype=object)}), pd.DataFrame({"y": [3]})])
+    >>> out.columns.tolist(), out["x"].tolist()
+    (['x', 'p', 'y'], [1.0, 2.0, nan])
+    """
+    columns = list(dict.fromkeys(c for part in parts for c in part.columns))
+    kept = [part.dropna(axis=1, how="all") for part in parts if len(part)]
+    if not kept:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(kept, ignore_index=True).reindex(columns=columns)
 
 
 # ------------------------------------------------------------ one release
@@ -269,10 +292,15 @@ def build_single(release, persons=()) -> Structure:
 
     frame = release.people  # real people (no counterfeits)
     qi, grp, sa = list(release.qi), release.group, release.sa
-    qg = frame.groupby(qi + [grp], sort=True).size().rename("n").reset_index()
+    qg = frame.groupby(qi + [grp], sort=True, observed=True).size().rename("n").reset_index()
     qg["qg"] = np.arange(len(qg))
     # the published counts: counterfeit records' values too
-    counts = release.frame.groupby([grp, sa], sort=True).size().rename("count").reset_index()
+    counts = (
+        release.frame.groupby([grp, sa], sort=True, observed=True)
+        .size()
+        .rename("count")
+        .reset_index()
+    )
     counts["gs"] = np.arange(len(counts))
 
     classes = qg.assign(person=None, member=False)
