@@ -21,8 +21,11 @@ the template's ``act`` dict.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
+from markupsafe import Markup, escape
 
 from .facts_impact import facts_impact, releases_alone
 from .identity import k_and_l, kind_of_identity_risk
@@ -194,6 +197,24 @@ def _identity(result, table, weight) -> dict | None:
     }
 
 
+#: a command-line option and its value, kept on one line on the page ("--bounds all")
+_OPTION = re.compile(r"--[a-z][a-z-]*(?: (?:all|auto|none))?")
+
+
+def _options_unbroken(text: str | None):
+    """``text`` as HTML (escaped) with each ``--option value`` in a span that does not
+    break (the page's ``.nowrap``): "Use --bounds all" never splits across lines."""
+    if text is None:
+        return None
+    parts, last = [], 0
+    for found in _OPTION.finditer(text):
+        parts += [escape(text[last : found.start()]), Markup('<span class="nowrap">')]
+        parts += [escape(found.group()), Markup("</span>")]
+        last = found.end()
+    parts.append(escape(text[last:]))
+    return Markup("").join(parts)
+
+
 def _most_exposing_fact(facts: list) -> dict | None:
     """The measured fact that puts the most people at risk (none when no fact does)."""
     measured = [f for f in facts if "error" not in f and f["puts"] > 0]
@@ -214,7 +235,7 @@ def act_context(result, table, threshold: float, summary: dict, facts: bool = Tr
         out["tied"] = int(weight[tied].sum())
         out["tied_at_risk"] = int(weight[tied & at].sum())
     info = table.attrs.get("bounds")
-    out["bounds_note"] = info.get("note") if info else None
+    out["bounds_note"] = _options_unbroken(info.get("note")) if info else None
     if "upper" in table:
         lower = table["lower"].to_numpy(dtype=float)
         upper = table["upper"].to_numpy(dtype=float)

@@ -116,3 +116,73 @@ def test_report_reuses_the_risk_table_already_computed(tmp_path, monkeypatch):
     result.report(tmp_path / "c.html", 0.8)  # another threshold: the same bounds
     assert calls == ["person"]
     assert (tmp_path / "c.html").stat().st_size > 0
+
+
+def _python(page: str) -> str:
+    import html
+
+    start = page.index('<section id="reproduce">')
+    blocks = re.findall(r"<pre>(.*?)</pre>", page[start:], flags=re.S)
+    return html.unescape(blocks[-1])
+
+
+def test_reproduce_snippet_runs_for_a_generalized_release_with_a_population(tmp_path, monkeypatch):
+    """Was ``mp.MaxEntModel(...)  # the releases and populations, as before``: the
+    snippet reads the files the report names and makes the same risk table."""
+    ARX.to_csv(tmp_path / "arx.csv", index=False)
+    PEOPLE.reset_index().to_csv(tmp_path / "people.csv", index=False)
+    release = Generalized(ARX, qi=["age", "zip"], sa="d", group="g")
+    model = MaxEntModel(release, populations=[PEOPLE])
+    model.add(model.P("HIV", age=25) == 0)
+    (tmp_path / "facts.txt").write_text('P(d = "HIV" | age = 25) = 0\n')
+    result = model.solve()
+    page = render_report(
+        result, 0.5, sources=["arx.csv"], populations="people.csv", knowledge_file="facts.txt"
+    )
+    code = _python(page)
+    assert "..." not in code and "as before" not in code
+    assert "mp.Generalized(frame1, qi=['age', 'zip'], sa='d', group='g')" in code
+    assert "pop1 = pd.read_csv('people.csv', dtype=str).set_index('name')" in code
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "reproduce", "exec"), scope)  # the page's own snippet
+    assert (tmp_path / "report.html").exists()
+    again = pd.read_csv(tmp_path / "risk.csv", dtype={"zip": str})
+    first = result.risk_table(0.5)
+    assert again["name"].tolist() == first["name"].tolist()
+    assert again["maxent"].tolist() == first["maxent"].tolist()
+    assert again["identity"].tolist() == first["identity"].tolist()
+
+
+def test_reproduce_snippet_derives_classes_and_placeholds_unknown_files(tmp_path):
+    """An ARX file read with ``--group auto`` (a column ``class`` the file lacks): the
+    snippet derives it; without file names, RELEASE.csv and POPULATION.csv."""
+    release = Generalized(ARX.rename(columns={"g": "class"}), ["age", "zip"], "d", "class")
+    page = render_report(MaxEntModel(release, populations=[PEOPLE]).solve(), 0.5)
+    code = _python(page)
+    assert "frame1 = pd.read_csv('RELEASE.csv', dtype=str)" in code
+    assert "frame1['class'] = frame1.groupby(['age', 'zip']).ngroup() + 1" in code
+    assert "pop1 = pd.read_csv('POPULATION.csv', dtype=str).set_index('name')" in code
+    assert "pop1['age'] = pop1['age'].astype('int64')" in code
+    assert "model = mp.MaxEntModel(rel1, populations=[pop1])" in code
+
+
+def test_page_css_keeps_words_and_cards_whole():
+    """Headers wrap between words (not "ag/e"), "--bounds all" never splits, a short
+    card keeps its own height."""
+    page = render_report(figure1(), 0.5)
+    css = page[page.index("<style>") : page.index("</style>")]
+    assert ".people th { overflow-wrap: anywhere; }" not in css  # was: "ag/e", "maxen/t"
+    assert "th, .people th { overflow-wrap: normal; word-break: normal;" in css
+    assert "align-items: flex-start" in css.split(".headline")[1].split("}")[0]
+    assert ".nowrap { white-space: nowrap; }" in css
+
+
+def test_bounds_note_keeps_the_option_on_one_line():
+    from maxent_privacy.report.act import _options_unbroken
+
+    got = _options_unbroken("Rows <b> past it are outer. Use --bounds all (bounds='all').")
+    assert str(got) == (
+        'Rows &lt;b&gt; past it are outer. Use <span class="nowrap">--bounds all</span> '
+        "(bounds=&#39;all&#39;)."
+    )
