@@ -310,6 +310,7 @@ def _write_report(args, result, table, html, risk, names) -> None:
         top=args.top,
         sources=args.release,
         knowledge_file=args.knowledge,
+        populations=getattr(args, "population", None),
         command=None if argv is None else shlex.join(["maxent-privacy", *argv]),
         adversary=getattr(args, "adversary", "maxent"),
     )
@@ -317,7 +318,7 @@ def _write_report(args, result, table, html, risk, names) -> None:
 
 def _report_lines(args, made, html, risk, out) -> int:
     """What ``report`` prints: sizes, certificate, people at risk, the files written."""
-    from ..report.risk import risk_summary
+    from ..report.risk import risk_summary, table_column
 
     model, result, table, names = made
     summary = risk_summary(result, args.threshold, table)
@@ -348,6 +349,7 @@ def _report_lines(args, made, html, risk, out) -> int:
     at_risk = table[table["at_risk"]]
     if len(at_risk):
         keys = [table.columns[0]] if summary["per_person"] else [*model.qi, model.group]
+        pass
         shown = ", ".join(
             f"{' '.join(plain(row[k], 40) for k in keys)} ({plain(row['value'], 40)} "
             f"{row['maxent']:.4f})"  # the table's rounding (4 decimals)
@@ -588,7 +590,12 @@ def _add_release_arguments(p: argparse.ArgumentParser, group_required: bool = Tr
         required=group_required,
         metavar="COL",
         help="group (bucket) column"
-        + ("" if group_required else "; default: rows with identical QI cells (ARX)"),
+        + (
+            ""
+            if group_required
+            else "; 'auto': the rows with identical QI cells are the classes (ARX); the "
+            "default when the file has no group or bucket column"
+        ),
     )
     p.add_argument("--person", metavar="COL", help="pseudonym column (one id per row)")
     p.add_argument(

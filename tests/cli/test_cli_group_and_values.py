@@ -100,3 +100,35 @@ def test_risk_table_checks_nonsensitive_in_the_api_too(tmp_path):
     assert table.attrs["nonsensitive"] == ("Flu",)
     assert "Flu" not in set(table["value"].dropna())
     assert isinstance(table, pd.DataFrame)
+
+
+def test_reproduce_names_the_population_file_and_runs(tmp_path, capsys, monkeypatch):
+    """``report --population``: the page's Python reads the release and the population
+    files the command read (it was ``mp.MaxEntModel(...)``, which cannot run)."""
+    import html
+    import re
+
+    release = pd.DataFrame(
+        {
+            "age": ["20-29", "20-29", "30-39", "30-39"],
+            "zip": ["021**", "021**", "022**", "022**"],
+            "d": ["Flu", "HIV", "Cold", "Cold"],
+            "g": [1, 1, 2, 2],
+        }
+    )
+    people = pd.DataFrame(
+        {"name": list("ABCD"), "age": [21, 25, 33, 37], "zip": ["02139", "02138", "02215", "02216"]}
+    )
+    release.to_csv(tmp_path / "arx.csv", index=False)
+    people.to_csv(tmp_path / "people.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    argv = ["report", "arx.csv", "--qi", "age", "zip", "--sa", "d", "--group", "g"]
+    code, _ = run(capsys, *argv, "--population", "people.csv", "--out", "page.html")
+    assert code == 0
+    page = (tmp_path / "page.html").read_text()
+    code = html.unescape(re.findall(r"<pre>(.*?)</pre>", page, flags=re.S)[-1])
+    assert "pop1 = pd.read_csv('people.csv', dtype=str).set_index('name')" in code
+    exec(compile(code, "reproduce", "exec"), {})
+    risk = pd.read_csv(tmp_path / "risk.csv")
+    assert sorted(risk["name"]) == ["A", "B", "C", "D"]
+    assert risk.set_index("name").loc[["C", "D"], "maxent"].tolist() == [1.0, 1.0]  # Cold
