@@ -318,7 +318,7 @@ def _write_report(args, result, table, html, risk, names) -> None:
 
 def _report_lines(args, made, html, risk, out) -> int:
     """What ``report`` prints: sizes, certificate, people at risk, the files written."""
-    from ..report.risk import risk_summary
+    from ..report.risk import risk_summary, table_column
 
     model, result, table, names = made
     summary = risk_summary(result, args.threshold, table)
@@ -349,6 +349,7 @@ def _report_lines(args, made, html, risk, out) -> int:
     at_risk = table[table["at_risk"]]
     if len(at_risk):
         keys = [table.columns[0]] if summary["per_person"] else [*model.qi, model.group]
+        keys = [table_column(table, k) for k in keys]  # a QI named value: release_value
         shown = ", ".join(
             f"{' '.join(plain(row[k], 40) for k in keys)} ({plain(row['value'], 40)} "
             f"{row['maxent']:.4f})"  # the table's rounding (4 decimals)

@@ -30,7 +30,7 @@ from .._validation import ArgumentTypeError, check_integer, deprecated_alias
 from ..files import check_outputs, check_target, write_text
 from .act import act_context
 from .adversary_scale import adversary_scale, scale_adversaries
-from .risk import check_threshold, per_person, risk_summary, risk_table
+from .risk import check_threshold, per_person, risk_summary, risk_table, table_column
 from .statements import stated_facts
 
 __all__ = ["fact_in_words", "render_report", "write_report"]
@@ -183,7 +183,11 @@ def _figures(result, table: pd.DataFrame, threshold: float, top: int) -> list[di
     at = table[table["at_risk"]] if table["at_risk"].any() else table
     rows = min(top, MAX_ROWS, len(at))
     if rows:
-        keys = list(table.columns[:1]) if per_person(result) else list(result.model.qi)
+        keys = (
+            list(table.columns[:1])
+            if per_person(result)
+            else [table_column(table, q) for q in result.model.qi]  # never our value column
+        )
         what = "people" if per_person(result) else "(QI value, group) classes"
         bars = "lower" in table
         figures.append(

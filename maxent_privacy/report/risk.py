@@ -32,7 +32,7 @@ from ..files import check_outputs, write_frame
 from .nonsensitive import check_nonsensitive
 from .safety import spreadsheet_safe
 
-__all__ = ["per_person", "risk_summary", "risk_table", "write_risk_table"]
+__all__ = ["per_person", "risk_summary", "risk_table", "table_column", "write_risk_table"]
 
 #: rounding noise of a probability: the one 'reaches the threshold' tolerance (the table
 #: itself decides on values rounded to 4 decimals:
@@ -51,6 +51,20 @@ def check_threshold(threshold, name: str = "threshold") -> float:
     """``threshold`` as a float in (0, 1] (:func:`maxent_privacy._validation.check_threshold`,
     kept here for the report's callers)."""
     return _check_threshold(threshold, name)
+
+
+def table_column(table: pd.DataFrame, name) -> str:
+    """The risk table's column holding the release's column ``name``: ``name`` itself, or
+    ``release_<name>`` when the release's column is named like one of the table's own
+    (``.attrs["renamed"]``). Whatever reads the QI or group columns back from the table
+    reads them through this, never the table's own ``value`` or ``maxent``.
+
+    >>> table = pd.DataFrame({"release_value": ["college"], "value": ["Flu"]})
+    >>> table.attrs["renamed"] = {"value": "release_value"}
+    >>> table_column(table, "value"), table_column(table, "gender")
+    ('release_value', 'gender')
+    """
+    return table.attrs.get("renamed", {}).get(name, name)
 
 
 def per_person(result) -> bool:
