@@ -399,7 +399,10 @@ class Result:
 
     def report(self, path, threshold: float = 0.5, **options) -> None:
         """Write a self-contained HTML risk report for a privacy officer to ``path``; see
-        :func:`maxent_privacy.report.write_report` (``options`` go there)."""
+        :func:`maxent_privacy.report.write_report` (``options`` go there). A risk table
+        already computed is reused, never bounded again: the one given (``table=``) or the
+        one this result keeps from :meth:`risk_table` (same ``nonsensitive`` and
+        ``bounds``; any threshold). ``top`` is a whole number >= 1 (ArgumentError)."""
         from .report.html import write_report
 
         self.check_current("report()")
