@@ -88,8 +88,9 @@ def _group_of_rows(result, table: pd.DataFrame, release, population) -> pd.Serie
     release's own, or the groups whose cells fit a person of its population, when one
     does), or by the table's group column; None when rows cannot be placed."""
     model = result.model
-    if "records" in table and not model.pooled and model.group in table:
-        return pd.Series(table[model.group].to_numpy(), dtype=object)
+    column = table.attrs.get("renamed", {}).get(model.group, model.group)
+    if "records" in table and not model.pooled and column in table:
+        return pd.Series(table[column].to_numpy(), dtype=object)
     ids = table.iloc[:, 0].to_numpy()
     if getattr(release, "person", None) is not None:
         people = release.people

@@ -186,3 +186,17 @@ def test_bounds_note_keeps_the_option_on_one_line():
         'Rows &lt;b&gt; past it are outer. Use <span class="nowrap">--bounds all</span> '
         "(bounds=&#39;all&#39;)."
     )
+
+
+def test_what_to_do_without_person_ids_and_a_group_named_like_a_column_of_ours():
+    """Rows are (QI value, group) classes weighted by ``records``; the group column named
+    ``value`` is shown as ``release_value``. At 0.5 only bucket 1 (Flu 2 of 4) puts its
+    4 people at risk; buckets 2 and 3 hold three values once each (1/3)."""
+    from maxent_privacy.report.act import exposed_groups
+
+    frame = datasets.du2008_figure1().rename(columns={"bucket": "value"})
+    result = MaxEntModel(Bucketized(frame, ["gender", "degree"], "disease", "value")).solve()
+    groups, more = exposed_groups(result, result.risk_table(0.5))
+    assert more == 0 and [(g["group"], g["size"], g["certain"], g["at_risk"]) for g in groups] == [
+        ("1", 4, 0, 4)
+    ]
