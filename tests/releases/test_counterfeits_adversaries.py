@@ -132,7 +132,7 @@ def test_report_says_how_many_records_are_counterfeit(tmp_path):
     result.report(path)
     text = html.unescape(path.read_text(encoding="utf-8"))
     assert "2 of its records are counterfeit" in text
-    assert "counterfeits='fake')," in text  # the Python that reproduces the report
+    assert "counterfeits='fake')\n" in text  # the Python that reproduces the report
     table = result.risk_table()
     assert table["records"].sum() == 8
 
