@@ -17,9 +17,10 @@ def add_report_options(rp: argparse.ArgumentParser) -> None:
         choices=["auto", "all", "none"],
         default="auto",
         help="the lower/upper interval of each person's likeliest value: auto (default: "
-        "certified within 20 s for up to 50,000 rows, else outer bounds from the release "
-        "alone, the facts left out; the report says which), all (certify every one, "
-        "however long), none (no interval)",
+        "rows in order of risk, those the facts fix first, then the 50,000 riskiest, "
+        "certified within 20 s; the others not checked, outer bounds from the release "
+        "alone, the facts left out: column certified False, and the report says how many), "
+        "all (certify every one, however long), none (no interval)",
     )
     rp.add_argument(
         "--nonsensitive",
