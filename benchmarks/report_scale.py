@@ -1,4 +1,4 @@
-"""By-hand benchmark of the risk report at scale (issue 22): ``maxent-privacy report``.
+"""By-hand benchmark of the risk report at scale (issues 22, 39): ``maxent-privacy report``.
 
 Not a test: it times the report command and the risk table on the issue's instances and
 writes a table.
@@ -15,6 +15,15 @@ Instances:
   ... --progress`` runs in a child process pinned to 2 cores (``taskset -c 0,1`` where it
   exists): its wall time, its peak resident memory and whether the progress bar was shown
   (standard error). Targets: < 60 s, < 4 GB.
+* **Forced N** (issue 39; default 40,000, ``--forced N``) -- the hospital with half of
+  the patients aged 18-29 and dementia only among the older ones, Anatomy ``l = 4``, and
+  the one fact ``P(diagnosis = "Dementia" | age in 18..29) = 0``: the only patient over 29
+  in a group holding Dementia has it in every table. The same command at the default
+  time box (``--bounds auto``); from its risk CSV, every patient the fact forces (found
+  by hand from the release) must be certain (``lower`` 1, ``certified``) or explicitly
+  not checked (``certified`` False), and the page's counts ("N certain among the M
+  certified; K not checked") must equal the CSV's. The issue's report said "0 certain"
+  with 1,360 such patients at lower 0.
 * **Du Adult** -- ``datasets.du2008_adult()`` (14,210 records), ``education`` sensitive,
   the eight ``datasets.ADULT_QI``, Anatomy ``l = 5`` (seed 0, ``HS-grad`` and
   ``Some-college`` non-sensitive), as in the README: ``result.risk_table(0.5)`` on a fresh
@@ -29,9 +38,10 @@ Instances:
 Run from the repository root::
 
     python benchmarks/report_scale.py            # full run (about two minutes)
-    python benchmarks/report_scale.py --quick    # 20,000 patients
+    python benchmarks/report_scale.py --quick    # 20,000 patients, the forced case at 10,000
 
-Options: ``--n N`` (patients), ``--repeat R`` (Adult timings, default 3), ``--out DIR``
+Options: ``--n N`` (patients), ``--forced N`` (the forced hospital, 0: skip it),
+``--repeat R`` (Adult timings, default 3), ``--out DIR``
 (default ``benchmarks/results``). The full run writes ``report_scale.md`` there
 (``--quick``: ``report_scale-quick.md``); the table is also printed.
 """
@@ -128,6 +138,7 @@ def run_report(release: Path, facts: Path, folder: Path) -> dict:
         "--out", str(folder / "report.html"), "--risk-out", str(folder / "risk.csv"),
         "--progress",
     ]  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
     spec = folder / "spec.json"
     write_text(spec, json.dumps({"argv": argv}))
     pin = ["taskset", "-c", "0,1"] if shutil.which("taskset") and os.cpu_count() >= 2 else []
@@ -154,7 +165,102 @@ def run_report(release: Path, facts: Path, folder: Path) -> dict:
     page = (folder / "report.html").read_text(encoding="utf-8")
     row["html_mb"] = len(page.encode()) / 1e6
     row["outer"] = "outer bounds from the release alone" in page
+    row["certified"] = int(table["certified"].sum()) if "certified" in table else None
+    row["certain"] = int((table["lower"] == 1.0).sum()) if "lower" in table else None
     return row
+
+
+# ------------------------------------------------------------------ forced (issue 39)
+FORCING = 'P(diagnosis = "Dementia" | age in 18..29) = 0'
+FORCING_MD = FORCING.replace("|", "\\|")  # in a Markdown table
+
+
+def forced_hospital(n: int, seed: int = 0) -> pd.DataFrame:
+    """``n`` patients as :func:`hospital`, but half aged 18-29 and dementia only among the
+    older ones (a quarter of them): :data:`FORCING` is true."""
+    frame = hospital(n, seed)
+    rng = np.random.default_rng(seed + 1)
+    age = np.where(rng.random(n) < 0.5, rng.integers(18, 30, n), rng.integers(30, 91, n))
+    other = rng.choice(DIAGNOSES[:-1], n)
+    frame["age"] = age.astype(str)
+    frame["diagnosis"] = np.where((age >= 30) & (rng.random(n) < 0.25), "Dementia", other)
+    return frame
+
+
+def forced_people(release: pd.DataFrame) -> set:
+    """By hand, from the release: the only patient over 29 in a group holding Dementia."""
+    old = release["age"].astype(int) >= 30
+    by = release.assign(old=old, dementia=release["diagnosis"] == "Dementia").groupby("group")
+    groups = by["dementia"].any() & (by["old"].sum() == 1)
+    chosen = release[old & release["group"].map(groups).to_numpy()]
+    return set(chosen["pid"])
+
+
+def certain_numbers(page: str) -> list[int]:
+    """The numbers of the worst-case card's sentence: certain, certified, possible, not
+    checked (the last only when rows were left out)."""
+    import re
+
+    part = page[page.index('id="certain"') :].split("</p>")[0]
+    return [int(x.replace(",", "")) for x in re.findall(r"<b>([\d,]+)</b>", part)]
+
+
+def run_forced(n: int, folder: Path) -> dict:
+    """The report command on the forced hospital of ``n``, checked (see the docstring)."""
+    from maxent_privacy import anonymize
+
+    folder.mkdir(parents=True, exist_ok=True)
+    release = anonymize.anatomize(
+        forced_hospital(n), ["age", "zip", "sex"], "diagnosis", l=4, seed=0, person="pid"
+    )
+    path = folder / f"forced-{n}.csv"
+    write_frame(path, release.frame, index=False)
+    facts = folder / "forcing.txt"
+    write_text(facts, FORCING + "\n")
+    row = run_report(path, facts, folder)
+    if "error" in row:
+        return row
+    table = pd.read_csv(folder / "risk.csv").set_index("pid")
+    forced = sorted(forced_people(release.frame))
+    mine = table.loc[forced]
+    certain = (mine["lower"] == 1.0) & mine["certified"]
+    row["forced"] = len(forced)
+    row["forced_certain"] = int(certain.sum())
+    row["forced_unchecked"] = int((~mine["certified"]).sum())
+    row["forced_wrong"] = int((~certain & mine["certified"]).sum())  # certified, lower < 1
+    csv = [
+        int((table["lower"] == 1.0).sum()),
+        int(table["certified"].sum()),
+        int((table["certified"] & (table["upper"] == 1.0) & (table["lower"] < 1.0)).sum()),
+    ]
+    unchecked = int((~table["certified"]).sum())
+    csv += [unchecked] if unchecked else []
+    row["csv_counts"] = csv
+    row["page_counts"] = certain_numbers((folder / "report.html").read_text(encoding="utf-8"))
+    return row
+
+
+def forced_md(n: int, row: dict) -> str:
+    """The forced case's row of the table."""
+    if "error" in row:
+        return f"| forced {n:,} | report | - | error: {row['error']} | - |"
+    ok = (
+        row["code"] == 0
+        and row["forced_wrong"] == 0
+        and row["forced_certain"] + row["forced_unchecked"] == row["forced"]
+        and row["page_counts"] == row["csv_counts"]
+    )
+    c = row["csv_counts"]
+    left = f"; {c[3]:,} not checked" if len(c) > 3 else "; none left unchecked"
+    return (
+        f"| forced {n:,} (`{FORCING_MD}`, default time box) | `maxent-privacy report`, "
+        f"{'2 cores' if row['pinned'] else 'not pinned'} | every forced person certain or "
+        f"not checked; page counts = CSV counts | {row['wall']:.1f} s; {row['forced']:,} "
+        f"forced (by hand): {row['forced_certain']:,} certain, {row['forced_unchecked']:,} "
+        f"not checked, {row['forced_wrong']:,} certified below 1; page {c[0]:,} certain among "
+        f"{c[1]:,} certified, {c[2]:,} possible{left}; page = CSV: "
+        f"{'yes' if row['page_counts'] == c else 'no'} | {'met' if ok else '**not met**'} |"
+    )
 
 
 # ------------------------------------------------------------------ Adult, many values
@@ -222,7 +328,17 @@ def many_values(n: int) -> dict:
 
 
 # ------------------------------------------------------------------ the table
-def table_md(n: int, report: dict, ad: dict, many: list[dict]) -> str:
+def intervals(report: dict) -> str:
+    """How the hospital's intervals were found, from its risk CSV."""
+    if report.get("certified") is None:
+        return "outer" if report["outer"] else "certified"
+    left = report["rows"] - report["certified"]
+    return (
+        f"{report['certified']:,} certified ({report['certain']:,} certain), {left:,} not checked"
+    )
+
+
+def table_md(n: int, report: dict, ad: dict, many: list[dict], forced=None) -> str:
     def verdict(ok):
         return "met" if ok else "**not met**"
 
@@ -242,9 +358,11 @@ def table_md(n: int, report: dict, ad: dict, many: list[dict]) -> str:
             f"{report['peak']:.2f} GB, progress bar: {'yes' if report['progress'] else 'no'}; "
             f"{report['rows']:,} rows, {report['at_risk']:,} at risk; HTML "
             f"{report['html_mb']:.1f} MB; intervals "
-            f"{'outer (auto past 50,000 rows)' if report['outer'] else 'certified'} | "
+            f"{intervals(report)} | "
             f"{verdict(ok and report['progress'])} |"
         )
+    if forced is not None:
+        lines.append(forced_md(*forced))
     lines.append(
         f"| Du Adult (Anatomy l=5, {ad['rows']:,} rows) | `result.risk_table(0.5)` | < 2 s | "
         f"{ad['risk_table']:.2f} s | {verdict(ad['risk_table'] < 2)} |"
@@ -267,6 +385,9 @@ def table_md(n: int, report: dict, ad: dict, many: list[dict]) -> str:
 def main(argv=None) -> int:
     parser = argument_parser(__doc__, quick="20,000 patients")
     parser.add_argument("--n", type=int, default=None, help="patients (default 200,000)")
+    parser.add_argument(
+        "--forced", type=int, default=None, help="the forced hospital's patients (0: skip)"
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -277,21 +398,33 @@ def main(argv=None) -> int:
     warnings.simplefilter("ignore")
     n = args.n or (20_000 if args.quick else 200_000)
     info = machine_info()
+    n_forced = args.forced if args.forced is not None else (10_000 if args.quick else 40_000)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         release, facts, made = write_hospital(n, folder)
-        report = run_report(release, facts, folder)
+        report = run_report(release, facts, folder / "hospital")
+        forced = (n_forced, run_forced(n_forced, folder / "forced")) if n_forced else None
     report["made"] = made
     ad = adult(args.repeat)
     many = [many_values(k) for k in (2_000, 10_000)]
-    table = table_md(n, report, ad, many)
-    command = "python benchmarks/report_scale.py" + (" --quick" if args.quick else "")
+    table = table_md(n, report, ad, many, forced)
+    command = (
+        "python -m benchmarks report_scale"
+        + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
+    )
     text = (
-        f"# Report at scale (issue 22)\n\n`{command}`; {info['date']}, {info['nproc']} cores, "
+        f"# Report at scale (issues 22, 39)\n\n`{command}`; {info['date']}, {info['nproc']} cores, "
         f"load average at start {info['loadavg_at_start'][0]:.2f}, sources "
         f"{info['maxent_privacy_sources']['sha256']}.\n\n{table}\n\nThe command printed:\n\n"
         + "\n".join(f"    {line}" for line in report.get("stdout", []))
         + "\n"
+        + (
+            "\nOn the forced hospital it printed:\n\n"
+            + "\n".join(f"    {line}" for line in forced[1].get("stdout", []))
+            + "\n"
+            if forced
+            else ""
+        )
     )
     args.out.mkdir(parents=True, exist_ok=True)
     name = "report_scale-quick.md" if args.quick else "report_scale.md"
