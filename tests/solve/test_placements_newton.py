@@ -25,8 +25,14 @@ from maxent_privacy.solve.presolve import FixForcedCells
 from maxent_privacy.solve.rank import DropImpliedRows
 from maxent_privacy.solve.scaling import ScaleFactRows
 
-#: Clarabel asked for more than its defaults: it is the reference here
-TIGHT = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max_iter": 800}
+#: Clarabel, the reference, at its own tolerances (1e-8) with room to iterate. Asked for
+#: 1e-11 it could not get there and stopped at its reduced tolerances (status "optimal
+#: inaccurate", cvxpy's "Solution may be inaccurate" four times a run); at 1e-9 still on 7
+#: of 150 random instances; at its defaults on none of 300 (and within 5e-5 of ours)
+TIGHT = {"max_iter": 800}
+
+#: a reference that is only "almost solved" fails the test instead of being compared
+pytestmark = pytest.mark.filterwarnings("error:Solution may be inaccurate:UserWarning")
 
 
 def generalized_case(seed: int, n: int, n_releases: int, n_groups: int):
@@ -56,8 +62,8 @@ def model_of(people, rels) -> MaxEntModel:
 
 def assert_same_answer(ours, ref, atol=5e-5):
     """Posteriors equal to Clarabel's accuracy: it has no polish on placements and stops
-    up to about 1e-5 off on some instances (residual 1e-8, "may be inaccurate"), where
-    ours has residual 1e-16 and a duality gap of 1e-16."""
+    up to about 1e-5 off on some instances (residual 1e-8), where ours has residual 1e-16
+    and a duality gap of 1e-16."""
     pd.testing.assert_frame_equal(ours.posterior(), ref.posterior(), atol=atol, rtol=0)
     pd.testing.assert_frame_equal(ours.person_posterior(), ref.person_posterior(), atol=atol)
 

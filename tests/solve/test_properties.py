@@ -91,6 +91,11 @@ def test_invariant_rank_is_g_plus_h_minus_1(frame):
         assert np.linalg.matrix_rank(dense[np.ix_(r, c)]) == g + h - 1
 
 
+# ECOS and SCS (first order) sometimes stop at reduced accuracy on these random facts
+# (cvxpy: "Solution may be inaccurate"). The answer is not taken on their word: our
+# certificate refuses a residual above tol (InaccurateSolution, below), and what it
+# accepts is compared with Clarabel's to 1e-5; the warning says nothing more
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate:UserWarning")
 @given(releases_with_true_facts())
 @settings(max_examples=25, **SETTINGS)
 def test_solvers_and_decomposition_agree(case):
