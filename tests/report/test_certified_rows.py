@@ -130,6 +130,26 @@ def test_fixed_rows_without_person_ids_are_classes():
     assert lower.tolist() == [1.0, 1.0, 0.0] and upper.tolist() == [1.0, 1.0, 1.0]
 
 
+def test_fixed_rows_of_pooled_releases_are_the_lp_s():
+    """Wang et al.'s two releases: the 3 people the pooled presolve fixes get, without an
+    LP, the bounds the LPs give."""
+    from maxent_privacy import Bucketized, datasets
+    from maxent_privacy.report.likeliest import likeliest
+
+    releases = [
+        Bucketized(d, qi=["gender", "zip"], sa="disease", group="bucket", person="pseudonym")
+        for d in datasets.wang2008_figure1()
+    ]
+    model = MaxEntModel(releases)
+    result = model.solve()
+    pairs = likeliest(result).pairs()
+    fixed, lower, upper = rb.fixed_rows(result, "person", pairs)
+    assert fixed.sum() == 3
+    lp = model.bounds(by="person").reindex(pairs)
+    np.testing.assert_allclose(lower[fixed], lp["lower"].to_numpy()[fixed], atol=1e-9)
+    np.testing.assert_allclose(upper[fixed], lp["upper"].to_numpy()[fixed], atol=1e-9)
+
+
 def test_a_prior_s_zeros_fix_nothing():
     """Cells a prior gives 0 are a belief, not a fact about every table."""
     result = figure1_result()
