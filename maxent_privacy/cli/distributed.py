@@ -26,7 +26,10 @@ the command runs.
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ..errors import MaxEntError
 from .argtypes import memory_size, probability, seconds, whole
@@ -150,29 +153,182 @@ def _client(args):
             raise SchedulerError(
                 f"cannot reach the Dask scheduler at {args.scheduler}: {err}"
             ) from err
-    cluster = LocalCluster(
-        n_workers=max(1, args.workers),
-        threads_per_worker=1,
-        processes=True,
-        memory_limit=args.memory_limit,
-        dashboard_address=None,
-    )
+    with _workers_ignore_ctrl_c():
+        cluster = LocalCluster(
+            n_workers=max(1, args.workers),
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=args.memory_limit,
+            dashboard_address=None,
+        )
     return Client(cluster), cluster
+
+
+#: the loggers of Dask and what it runs on, silenced while the command runs (our own
+#: errors say what went wrong, in one line)
+DASK_LOGGERS = ("distributed", "tornado", "asyncio")
+
+
+@contextmanager
+def quiet_dask() -> Iterator[None]:
+    """Dask's own loggers silenced for the duration, their levels restored after.
+
+    A LocalCluster's scheduler runs in this process and logs every shuffle at WARNING;
+    on Ctrl-C it and its nannies log the workers going away. Our errors (one line) say
+    what went wrong, so nothing of theirs is printed meanwhile.
+
+    >>> import logging
+    >>> with quiet_dask():
+    ...     logging.getLogger("distributed.scheduler").getEffectiveLevel() > logging.CRITICAL
+    True
+    >>> logging.getLogger("distributed.scheduler").getEffectiveLevel() > logging.CRITICAL
+    False
+    """
+    try:  # first: importing it sets its loggers' levels (its logging configuration)
+        import distributed  # noqa: F401
+    except ImportError:  # pragma: no cover - the command needs it anyway
+        pass
+    manager = logging.Logger.manager
+    names = [
+        name
+        for name in list(manager.loggerDict)
+        if name.split(".")[0] in DASK_LOGGERS and name not in DASK_LOGGERS
+    ]
+    loggers = [logging.getLogger(name) for name in (*DASK_LOGGERS, *names)]
+    saved = [(logger, logger.level, logger.disabled) for logger in loggers]
+    try:
+        for logger in loggers:
+            logger.setLevel(logging.CRITICAL + 1)
+        yield
+    finally:
+        for logger, level, disabled in saved:
+            logger.setLevel(level)
+            logger.disabled = disabled
+
+
+@contextmanager
+def _workers_ignore_ctrl_c() -> Iterator[None]:
+    """SIGINT ignored while the local worker processes start: they inherit that (a
+    process started with SIGINT ignored keeps ignoring it, asyncio included), so Ctrl-C
+    at the terminal, sent to every process of the group, reaches this process only,
+    which stops the cluster itself; without it every worker printed its traceback. A
+    Ctrl-C in the second the workers take to start is ignored as well. Outside the main
+    thread (no signals there) SIGINT is left as it is. The workers also start with their
+    loggers at CRITICAL (they logged every task cancelled on the way out)."""
+    import os
+    import signal
+    import threading
+
+    # the workers' own loggers too: read from the environment when they start
+    saved = os.environ.get(_WORKER_LOGGING)
+    os.environ[_WORKER_LOGGING] = "critical"
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        yield
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, before)
+        if saved is None:
+            os.environ.pop(_WORKER_LOGGING, None)
+        else:
+            os.environ[_WORKER_LOGGING] = saved
+
+
+#: Dask's configuration of the level of its "distributed" logger, from the environment
+_WORKER_LOGGING = "DASK_LOGGING__DISTRIBUTED"
 
 
 def run_distributed(args, out) -> int:
     """Run the command (``args`` from :func:`add_distributed_parser`); exit code 0."""
     from pathlib import Path
 
-    from ..distributed.build import build_distributed
     from ..distributed.output import check_out_folder
-    from ..distributed.releases import DaskBucketized
-    from ..distributed.solve import solve_distributed
 
     t0 = time.perf_counter()
     check_out_folder(Path(args.out), args.release, args.overwrite)  # before any work
     frames = [_read(path) for path in args.release]
+    with quiet_dask():
+        result, rels, structure = _run(args, frames)
+    stats = result.solver_stats
+    print(
+        f"{len(rels)} releases, {structure.n_persons:,} people, {structure.n_classes:,} "
+        f"classes, {structure.n_rows:,} Relation rows; {stats['components']:,} components "
+        f"({stats['in_memory']:,} solved on one worker, {stats['newton_cg']:,} by "
+        f"distributed Newton-CG) in {time.perf_counter() - t0:.1f} s",
+        file=out,
+    )
+    print(f"certificate: {result.certificate}", file=out)
+    print(f"results written to {args.out}", file=out)
+    return 0
+
+
+def _run(args, frames):
+    """The releases built and solved on the cluster (started here, or reached), which is
+    closed whatever happens; (result, releases, structure).
+
+    The work runs in a thread of its own while this (main) thread waits: Ctrl-C only
+    notes the request here (a handler that raises nothing), so it never lands inside
+    Dask's code (it did: in a garbage-collection callback it was printed and lost, and
+    the solve went on). The cluster is then closed, which stops the work; its results
+    folder under construction is removed, and :class:`KeyboardInterrupt` raised (unless
+    the work was done: the results are then complete). A second Ctrl-C interrupts the
+    cleanup itself."""
+    import signal
+    import threading
+
+    from ..distributed.output import sweep_discarded
+
+    stop = threading.Event()
+
+    def on_ctrl_c(*_) -> None:
+        if stop.is_set():  # the second: the cleanup itself is interrupted
+            raise KeyboardInterrupt
+        stop.set()
+
     client, cluster = _client(args)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_ctrl_c) if main else None
+    box: dict = {}
+    worker = threading.Thread(
+        target=_work, args=(args, frames, client, box), name="maxent-privacy distributed"
+    )
+    worker.daemon = True
+    try:
+        worker.start()
+        while worker.is_alive() and not stop.is_set():
+            worker.join(0.1)
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        worker.join(_STOP_SECONDS)
+    finally:
+        client.close()  # again when the cleanup was interrupted (a no-op otherwise)
+        if cluster is not None:
+            cluster.close()
+        sweep_discarded()  # a part a worker was writing when the solve stopped
+        if main:
+            signal.signal(signal.SIGINT, previous)
+    if "result" in box:  # done (a Ctrl-C while the cluster closed came too late)
+        return box["result"]
+    if stop.is_set() or "error" not in box:
+        raise KeyboardInterrupt
+    raise box["error"]
+
+
+#: how long the work is given to end once its cluster is closed
+_STOP_SECONDS = 30
+
+
+def _work(args, frames, client, box: dict) -> None:
+    """Build and solve (in the work thread): ``box["result"]`` is (result, releases,
+    structure), or ``box["error"]`` the exception."""
+    from pathlib import Path
+
+    from ..distributed.build import build_distributed
+    from ..distributed.releases import DaskBucketized
+    from ..distributed.solve import solve_distributed
+
     try:
         rels = [
             DaskBucketized(f, args.qi, args.sa, args.group, args.person,
@@ -185,18 +341,6 @@ def run_distributed(args, out) -> int:
             max_worker_cells=args.max_worker_cells, inputs=args.release,
             overwrite=args.overwrite,
         )  # fmt: skip
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-    stats = result.solver_stats
-    print(
-        f"{len(rels)} releases, {structure.n_persons:,} people, {structure.n_classes:,} "
-        f"classes, {structure.n_rows:,} Relation rows; {stats['components']:,} components "
-        f"({stats['in_memory']:,} solved on one worker, {stats['newton_cg']:,} by "
-        f"distributed Newton-CG) in {time.perf_counter() - t0:.1f} s",
-        file=out,
-    )
-    print(f"certificate: {result.certificate}", file=out)
-    print(f"results written to {args.out}", file=out)
-    return 0
+        box["result"] = (result, rels, structure)
+    except BaseException as err:  # noqa: BLE001 - handed to the main thread
+        box["error"] = err

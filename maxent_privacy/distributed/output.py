@@ -39,7 +39,15 @@ from ..errors import OutputError, SameFileError
 from ..files import write_frame, write_text
 from ..numerics import entropy_terms
 
-__all__ = ["MARKER", "ForeignFolder", "ResultFolder", "check_out_folder", "risk_rows", "write_part"]
+__all__ = [
+    "MARKER",
+    "ForeignFolder",
+    "ResultFolder",
+    "check_out_folder",
+    "risk_rows",
+    "sweep_discarded",
+    "write_part",
+]
 
 #: the file that makes a folder a results folder of ours (replaceable by the next run)
 MARKER = ".maxent_privacy_results"
@@ -95,9 +103,17 @@ TIED = 1e-9
 
 def write_part(folder, name: str, frame: pd.DataFrame) -> None:
     """``frame`` as ``folder/<name>.parquet``, written under a temporary name (on a
-    worker)."""
+    worker). ``folder`` is a subfolder of a results folder under construction, which must
+    still be there: a task still running after the solve was stopped (Ctrl-C, an error)
+    and its folder discarded writes nothing (an ``OutputError``) instead of making the
+    folder again."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(exist_ok=True)
+    except FileNotFoundError:
+        raise OutputError(
+            f"cannot write part {name}: {folder.parent} is gone (the solve was stopped)"
+        ) from None
     write_frame(folder / f"{name}.parquet", frame, index=False)
 
 
@@ -145,7 +161,22 @@ class ResultFolder:
             shutil.rmtree(old, ignore_errors=True)
 
     def discard(self) -> None:
+        """Remove the folder under construction; :func:`sweep_discarded` removes it again
+        once the workers are stopped (a part they were writing meanwhile)."""
         shutil.rmtree(self.temp, ignore_errors=True)
+        _DISCARDED.add(self.temp)
+
+
+#: folders under construction discarded by this process
+_DISCARDED: set = set()
+
+
+def sweep_discarded() -> None:
+    """Remove again every folder under construction this process discarded: call it
+    once the workers that wrote into them are stopped (the command line does, after it
+    closes its cluster)."""
+    while _DISCARDED:
+        shutil.rmtree(_DISCARDED.pop(), ignore_errors=True)
 
 
 def risk_rows(post: pd.DataFrame, qi_frame: pd.DataFrame, values: list, threshold: float):
