@@ -281,7 +281,9 @@ def _report(args, out) -> int:
         step("read")
         model, names = _report_model(args)
         step("solve")
-        result = model.solve(solver=args.solver)
+        # no bar of the solve's own: the command's bar (a terminal, or --progress) says
+        # which step runs, and nothing is drawn on a file or a pipe
+        result = model.solve(solver=args.solver, progress=False)
         table = risk_table(  # raw: for the HTML
             result,
             threshold=args.threshold,

@@ -75,3 +75,19 @@ def test_without_bounds_no_worst_case_line(figure1, capsys):
     printed = capsys.readouterr().out
     assert "worst case" not in printed and "certain:" not in printed
     assert "2 of 10 people at risk" in printed
+
+
+def test_no_bar_on_a_file_or_a_pipe(figure1, capsys, monkeypatch):
+    """Issue 39: the solve's and the bounds' own bars were drawn on standard error when
+    it was a file or a pipe, against --progress's help ('default: when it is a
+    terminal'). With the thresholds at 0 every inner bar would show; none may."""
+    from maxent_privacy.bounds import progress as bounds_progress
+    from maxent_privacy.solve import tolerances as tl
+
+    monkeypatch.setattr(tl, "PROGRESS_NEWTON_CELLS", 0)
+    monkeypatch.setattr(tl, "PROGRESS_CELLS", 0)
+    monkeypatch.setattr(tl, "PROGRESS_COMPONENTS", 0)
+    monkeypatch.setattr(bounds_progress, "PROGRESS_LP_CELLS", 0)
+    assert main([*figure1, "--out", "r.html"]) == 0
+    err = capsys.readouterr().err
+    assert "|" not in err and "it/s" not in err and "maxent" not in err, err
