@@ -44,7 +44,7 @@ from .bucketized import Bucketized
 from .counterfeits import add_phantoms, phantom_row_counts
 from .pooled_arrays import build_bucketized
 from .pooled_structure import shown, structure, z_structure
-from .structure import Structure
+from .structure import _COUNT, Structure, check_column_names
 
 __all__ = ["build_pooled"]
 
@@ -158,6 +158,7 @@ def build_pooled(releases, populations, split=()) -> Structure:
     classes, cells and rows, in the same order, and names the culprit of an error.
     """
     rels = list(releases)
+    check_column_names(rels)
     split = {str(p) for p in split}
     qi = list(rels[0].qi)
     sa = rels[0].sa
@@ -211,8 +212,8 @@ def _published(rels):
     for r, rel in enumerate(rels):
         f = rel.frame
         sets.append(f.groupby(rel.group)[rel.sa].agg(lambda s: set(s.tolist())).to_dict())
-        c = f.groupby([rel.group, rel.sa], sort=True).size().rename("count").reset_index()
-        c.columns = ["group", "s", "count"]
+        c = f.groupby([rel.group, rel.sa], sort=True).size().rename(_COUNT).reset_index()
+        c.columns = ["group", "s", "count"]  # (a user's column may be named "count")
         c["release"] = r
         counts.append(c)
     counts = pd.concat(counts, ignore_index=True)
@@ -414,8 +415,8 @@ def _build_placed(rels, split, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa
         sub = cand[cand["r"].to_numpy() == r]
         groups = pd.Index(pd.unique(f[rel.group])).sort_values()
         gcode[pid_index.get_indexer(sub["pid"]), r] = groups.get_indexer(sub["group"])
-        c = f.groupby([rel.group, rel.sa], sort=True).size().rename("count").reset_index()
-        c.columns = ["group", "s", "count"]
+        c = f.groupby([rel.group, rel.sa], sort=True).size().rename(_COUNT).reset_index()
+        c.columns = ["group", "s", "count"]  # (a user's column may be named "count")
         c["release"] = r
         gi = groups.get_indexer(c["group"])
         si = v_index.get_indexer(c["s"])

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._validation import listed
 from ..errors import KnowledgeError
 
 __all__ = ["Structure", "build_single", "remap_matrix"]
@@ -279,6 +280,41 @@ def stack(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------ one release
+#: names of the structure's own columns (its classes and cells tables, and the columns
+#: used while they are built). A quasi-identifier, sensitive or group column with one of
+#: them clashed (a crash, or, for pooled releases, a sensitive column silently replaced
+#: by the class sizes): refused, one line, until these columns are namespaced
+RESERVED = ("n", "cls", "gs", "person", "kind", "groups", "x", "member", "qg", "qg_row")
+
+
+def check_column_names(releases) -> None:
+    """A one-line ``ReleaseError`` when a release's QI, sensitive or group column has a
+    name of :data:`RESERVED` (the person column may have any name).
+
+    >>> import pandas as pd
+    >>> from maxent_privacy import Bucketized
+    >>> frame = pd.DataFrame({"age": [30, 31], "n": ["flu", "hiv"], "g": [1, 1]})
+    >>> check_column_names([Bucketized(frame, ["age"], "n", "g")])
+    Traceback (most recent call last):
+    ...
+    maxent_privacy.errors.ReleaseError: the sensitive column is named 'n', a name the \
+model uses for its own columns ('n', 'cls', 'gs', 'person', 'kind', 'groups', 'x', \
+'member', 'qg' or 'qg_row'); rename it (frame.rename(columns={'n': 'n_'}))
+    """
+    from ..errors import ReleaseError
+
+    for rel in releases:
+        roles = [(c, "quasi-identifier") for c in rel.qi]
+        roles += [(rel.sa, "sensitive"), (rel.group, "group")]
+        for column, role in roles:
+            if isinstance(column, str) and column in RESERVED:
+                raise ReleaseError(
+                    f"the {role} column is named {column!r}, a name the model uses for its "
+                    f"own columns ({listed(RESERVED)}); rename it "
+                    f"(frame.rename(columns={{{column!r}: {column + '_'!r}}}))"
+                )
+
+
 def build_single(release, persons=()) -> Structure:
     """The structure of one bucketized release, with ``persons`` singled out.
 
@@ -290,6 +326,7 @@ def build_single(release, persons=()) -> Structure:
     """
     from .counterfeits import add_phantoms
 
+    check_column_names([release])
     frame = release.people  # real people (no counterfeits)
     qi, grp, sa = list(release.qi), release.group, release.sa
     qg = frame.groupby(qi + [grp], sort=True, observed=True).size().rename("n").reset_index()
@@ -298,7 +335,7 @@ def build_single(release, persons=()) -> Structure:
     counts = (
         release.frame.groupby([grp, sa], sort=True, observed=True)
         .size()
-        .rename("count")
+        .rename(_COUNT)
         .reset_index()
     )
     counts["gs"] = np.arange(len(counts))
@@ -331,12 +368,12 @@ def build_single(release, persons=()) -> Structure:
         records=frame,
         classes=classes[qi + [grp, "n", "person"]].copy(),
         cells=cells[qi + [grp, sa, "cls", "gs", "n", "person"]].copy(),
-        group_values=counts.rename(columns={"count": "n"}).drop(columns="gs"),
+        group_values=counts.rename(columns={_COUNT: "n"}).drop(columns="gs"),
         cell_class=cells["cls"].to_numpy(),
         cell_n=cells["n"].to_numpy(dtype=float),
         class_n=classes["n"].to_numpy(dtype=float),
         class_member=member,
-        sa_n=counts["count"].to_numpy(dtype=float),
+        sa_n=counts[_COUNT].to_numpy(dtype=float),
         sa_bucket=pd.factorize(counts[grp])[0],
         cell_sa=cells["gs"].to_numpy(),
         sa_matrix=None,
@@ -350,6 +387,11 @@ def build_single(release, persons=()) -> Structure:
         key_fn=key_fn,
     )
     return add_phantoms(built, [release])
+
+
+#: the published count of a (group, value) while the structure is built: a name no
+#: user's column has (a column named ``count`` clashed)
+_COUNT = "__maxent_count__"
 
 
 def _single_cells(classes, qg, counts, qi, grp) -> pd.DataFrame:
