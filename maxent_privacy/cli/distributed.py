@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -159,7 +160,7 @@ def _client(args):
             threads_per_worker=1,
             processes=True,
             memory_limit=args.memory_limit,
-            dashboard_address=None,
+            dashboard_address=":0",  # (None meant :8787, and a warning when in use)
         )
     return Client(cluster), cluster
 
@@ -171,7 +172,8 @@ DASK_LOGGERS = ("distributed", "tornado", "asyncio")
 
 @contextmanager
 def quiet_dask() -> Iterator[None]:
-    """Dask's own loggers silenced for the duration, their levels restored after.
+    """Dask's own loggers (and warnings) silenced for the duration, their levels
+    restored after.
 
     A LocalCluster's scheduler runs in this process and logs every shuffle at WARNING;
     on Ctrl-C it and its nannies log the workers going away. Our errors (one line) say
@@ -199,7 +201,9 @@ def quiet_dask() -> Iterator[None]:
     try:
         for logger in loggers:
             logger.setLevel(logging.CRITICAL + 1)
-        yield
+        with warnings.catch_warnings():  # its warnings too ("port 8787 is in use"...)
+            warnings.filterwarnings("ignore", module=r"(distributed|tornado)(\.|$)")
+            yield
     finally:
         for logger, level, disabled in saved:
             logger.setLevel(level)

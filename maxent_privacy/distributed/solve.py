@@ -59,6 +59,10 @@ def worker_cells(client) -> int:
     return int(limit / 2 / BYTES_PER_CELL)
 
 
+#: the sensitive column of a component's in-memory releases
+VALUE = "__value__"
+
+
 def solve_component(rows: pd.DataFrame, qi: list, sa: str, values: list, tol: float = 1e-6,
                     threshold: float = 0.5):  # fmt: skip
     """Posteriors, risk rows and certificate of one component from its release rows
@@ -71,8 +75,9 @@ def solve_component(rows: pd.DataFrame, qi: list, sa: str, values: list, tol: fl
     releases = []
     for _, part in rows.groupby(RELEASE, sort=True):
         frame = part[[PERSON, *qi, LONG_GROUP]].copy()
-        frame[sa] = names.take(part[S].to_numpy()).to_numpy()
-        releases.append(Bucketized(frame, qi, sa, LONG_GROUP, person=PERSON))
+        # the values under a name of ours: the user's may be one the model's tables use
+        frame[VALUE] = names.take(part[S].to_numpy()).to_numpy()
+        releases.append(Bucketized(frame, qi, VALUE, LONG_GROUP, person=PERSON))
     model = MaxEntModel(releases if len(releases) > 1 else releases[0])
     result = model.solve(progress=False, tol=tol)
     table = result.person_posterior().reindex(columns=values, fill_value=0.0)
