@@ -281,7 +281,61 @@ class DualStart:
     mu: np.ndarray | None = None
 
 
-def newton_maxent(
+#: the parameters of newton_maxent before its options were records, in their old order
+_OLD_OPTIONS = (
+    "lam0", "mu0", "tol", "max_iter", "deadline", "max_rounds", "verbose", "comp", "row_block"
+)  # fmt: skip
+
+
+def _options_of(old: tuple, options: dict) -> tuple:
+    """(start, layout, settings) from :func:`newton_maxent`'s options: the records
+    (``start=``, ``layout=``, ``settings=``), or the old parameters (positional after ``h``,
+    or by name) with a DeprecationWarning."""
+    import warnings
+
+    from .._validation import ArgumentTypeError
+
+    if len(old) > len(_OLD_OPTIONS):
+        raise ArgumentTypeError("newton_maxent() takes at most 7 positional arguments")
+    legacy = dict(zip(_OLD_OPTIONS, old, strict=False))
+    for key in [k for k in options if k in _OLD_OPTIONS]:
+        if key in legacy:
+            raise ArgumentTypeError(f"newton_maxent() got multiple values for {key!r}")
+        legacy[key] = options.pop(key)
+    unknown = [k for k in options if k not in ("start", "layout", "settings")]
+    if unknown:
+        raise ArgumentTypeError(f"newton_maxent() got an unexpected keyword {unknown[0]!r}")
+    start, layout, settings = (options.get(k) for k in ("start", "layout", "settings"))
+    if legacy:
+        warnings.warn(
+            f"newton_maxent: {', '.join(legacy)} as parameters are deprecated; give "
+            "start=DualStart(lam, mu), layout=Layout(comp, row_block) and "
+            "settings=NewtonSettings(tol, max_iter, deadline, max_rounds, verbose)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        if "lam0" in legacy or "mu0" in legacy:
+            start = DualStart(legacy.pop("lam0", None), legacy.pop("mu0", None))
+        if "comp" in legacy or "row_block" in legacy:
+            layout = Layout(legacy.pop("comp", None), legacy.pop("row_block", None))
+        if legacy:
+            settings = NewtonSettings(**legacy)
+    return start, layout, settings
+
+
+def newton_maxent(n, cls, R, O, b, G=None, h=None, *old, **options) -> DualResult:
+    """Maximum entropy of ``x >= 0`` with class totals ``R``, ``O x = b``, ``G x <= h``.
+
+    Options: ``start`` (:class:`DualStart`), ``layout`` (:class:`Layout`) and ``settings``
+    (:class:`NewtonSettings`), described below; the old parameters (``lam0``, ``mu0``,
+    ``tol``, ``max_iter``, ``deadline``, ``max_rounds``, ``verbose``, ``comp``,
+    ``row_block``) still work, with a DeprecationWarning.
+    """
+    start, layout, settings = _options_of(old, options)
+    return _newton_maxent(n, cls, R, O, b, G, h, start=start, layout=layout, settings=settings)
+
+
+def _newton_maxent(
     n,
     cls,
     R,
