@@ -38,3 +38,32 @@ def test_the_distributed_answer_is_the_in_memory_one(case, client, tmp_path):
     want.columns = [str(c) for c in want.columns]
     assert got.index.tolist() == want.index.tolist()
     np.testing.assert_allclose(got[want.columns].to_numpy(), want.to_numpy(), atol=1e-9)
+
+
+def test_issue_39_refusals_on_a_cluster(client, tmp_path):
+    """The NaN threshold and the two deletions of issue 39, replayed on a LocalCluster:
+    refused before anything is written, the user's files untouched."""
+    from maxent_privacy._validation import ArgumentError
+    from maxent_privacy.distributed.output import ForeignFolder
+    from maxent_privacy.errors import SameFileError
+
+    frame = CASES["one QI value"]
+    release = tmp_path / "rel1"
+    release.mkdir()
+    frame.to_parquet(release / "part-0.parquet")
+    rel = DaskBucketized(dd.read_parquet(release), ["age"], "d", "g", "id", client=client)
+    structure = build_distributed([rel], client)
+    with pytest.raises(ArgumentError, match="threshold must be a number in"):
+        solve_distributed(structure, tmp_path / "out", client=client, threshold=float("nan"))
+    with pytest.raises(SameFileError, match="is the input"):
+        solve_distributed(structure, release, client=client, inputs=[str(release)])
+    notes = tmp_path / "ans"
+    notes.mkdir()
+    (notes / "notes.txt").write_text("mine")
+    with pytest.raises(ForeignFolder, match="was not written by maxent-privacy"):
+        solve_distributed(structure, notes, client=client)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ans", "rel1"]
+    assert (notes / "notes.txt").read_text() == "mine"
+    assert [p.name for p in release.iterdir()] == ["part-0.parquet"]
+    result = solve_distributed(structure, notes, client=client, overwrite=True)
+    assert result.person_posterior().compute()["person"].tolist() == [1, 2, 3, 4]
