@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._frames import reindex_keys
 from .._validation import check_choice, check_flag, check_threshold, reaches
 from ..errors import ReleaseError
 
@@ -35,7 +36,8 @@ def true_posterior(result, original: pd.DataFrame) -> pd.DataFrame:
     counts = original.groupby(m.qi + [m.sa], sort=True, observed=True).size()
     table = counts.unstack(m.sa, fill_value=0)
     est = result.posterior()
-    table = table.reindex(index=est.index, columns=est.columns, fill_value=0)
+    table = reindex_keys(table, est.index, fill_value=0)
+    table = table.reindex(columns=est.columns, fill_value=0)
     if table.isna().any().any() or (table.sum(axis=1) == 0).any():
         raise ReleaseError("the original table and the release hold different QI values")
     return table.div(table.sum(axis=1), axis=0)
@@ -54,7 +56,7 @@ def estimation_accuracy(result, original: pd.DataFrame) -> float:
     p = truth.to_numpy()
     q = est.to_numpy()
     weight = original.groupby(m.qi, sort=True, observed=True).size()
-    weight = weight.reindex(truth.index).to_numpy(dtype=float)
+    weight = reindex_keys(weight, truth.index).to_numpy(dtype=float)
     weight = weight / weight.sum()
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, p * np.log(p / q), 0.0)
@@ -72,7 +74,7 @@ def max_posterior(result, by: str | None = None) -> pd.DataFrame:
         {
             "value": post.idxmax(axis=1),
             "posterior": post.max(axis=1),
-            "records": sizes.reindex(post.index).to_numpy(),
+            "records": reindex_keys(sizes, post.index).to_numpy(),
         },
         index=post.index,
     )

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._frames import reindex_keys
 from .._validation import ArgumentError, check_choice
 from ..errors import KnowledgeError
 
@@ -146,7 +147,7 @@ def targets(model, by, values) -> _Targets:
     groups = sub.groupby(keys, sort=True, observed=True)
     key_index = pd.MultiIndex.from_frame(groups.size().index.to_frame(index=False))
     key_code = groups.ngroup().to_numpy()
-    den = model.structure.records_by(keys).reindex(key_index).to_numpy(dtype=float)
+    den = reindex_keys(model.structure.records_by(keys), key_index).to_numpy(dtype=float)
     v_index = pd.Index(keep_values)
     v_code = v_index.get_indexer(sub[sa])
     on = v_code >= 0
@@ -268,7 +269,7 @@ def pair_targets(model, by, pairs: pd.MultiIndex) -> _Targets:
         row_key = key_index.get_indexer(rows if rows.nlevels > 1 else rows.get_level_values(0))
         if rows.nlevels != len(keys) or (row_key < 0).any():
             raise KnowledgeError(f"a pair's row is not a row of bounds(by={by!r}) ({keys})")
-        den_key = model.structure.records_by(keys).reindex(key_index).to_numpy(dtype=float)
+        den_key = reindex_keys(model.structure.records_by(keys), key_index).to_numpy(float)
     want = np.where(want_v >= 0, row_key.astype(np.int64) * nv + want_v, -1)
     flat_cells = cell_key.astype(np.int64) * nv + v_index.get_indexer(sa_cells)
     on = np.isin(flat_cells, want[want >= 0])

@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._frames import reindex_keys
+
 __all__ = ["identity_risk", "k_and_l", "kind_of_identity_risk"]
 
 
@@ -142,7 +144,7 @@ def _release_risk(release, population, keys: pd.DataFrame, person: bool) -> np.n
     per.index = pd.MultiIndex.from_frame(frame[qi].astype(str))
     per = per.groupby(level=list(range(len(qi)))).max()
     want = pd.MultiIndex.from_frame(keys[qi].astype(str))
-    return per.reindex(want).to_numpy(dtype=float)
+    return reindex_keys(per, want).to_numpy(dtype=float)
 
 
 def identity_risk(model, keys: pd.DataFrame) -> np.ndarray:
