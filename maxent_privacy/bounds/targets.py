@@ -70,17 +70,19 @@ def data_rows(model):
     if (A.data < 0).any():  # the links are there already
         return A, b, np.where(A.min(axis=1).toarray().ravel() < 0, "link", kind)
     sa = model.sa
+    # (the cell numbers and the release sit next to the sensitive column: names of ours)
+    zcol, ycol, rcol = "__mp_z", "__mp_y", "__mp_release"
     zc = cells.loc[z, ["cls", sa]].copy()
-    zc["z"] = np.flatnonzero(z)
+    zc[zcol] = np.flatnonzero(z)
     yc = cells.loc[~z, ["cls", sa, "kind"]].copy()
-    yc["y"] = y_cells
-    yc["release"] = yc["kind"].map(lambda k: re.match(r"y (r\d+):", k).group(1))
+    yc[ycol] = y_cells
+    yc[rcol] = yc["kind"].map(lambda k: re.match(r"y (r\d+):", k).group(1))
     yc = yc.merge(zc, on=["cls", sa], how="left")
-    key = pd.factorize(pd.MultiIndex.from_frame(yc[["cls", sa, "release"]].astype(str)))[0]
+    key = pd.factorize(pd.MultiIndex.from_frame(yc[["cls", sa, rcol]].astype(str)))[0]
     n_link = int(key.max()) + 1 if len(key) else 0
     first = pd.Series(np.arange(len(yc))).groupby(key).first().to_numpy()
     rr = np.concatenate([key, np.arange(n_link)])
-    cc = np.concatenate([yc["y"].to_numpy(), yc["z"].to_numpy()[first]])
+    cc = np.concatenate([yc[ycol].to_numpy(), yc[zcol].to_numpy()[first]])
     vv = np.concatenate([np.ones(len(yc)), -np.ones(n_link)])
     L = sp.csr_array((vv, (rr, cc)), shape=(n_link, model.n_cells))
     A = sp.vstack([A, L], format="csr")

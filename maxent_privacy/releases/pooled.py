@@ -48,6 +48,16 @@ from .structure import _COUNT, Structure, check_column_names
 
 __all__ = ["build_pooled"]
 
+#: columns of ours next to the user's QI columns while the classes are found: the
+#: population's ids, each release's candidate groups, a person singled out (names no
+#: user's column has)
+_PID, _SPLIT = "__mp_pid", "__mp_split"
+
+
+def _gcol(r: int) -> str:
+    """The column of the candidate groups of release ``r`` (from 0)."""
+    return f"__mp_g{r}"
+
 
 def _is_missing(g) -> bool:
     return g is None or (isinstance(g, float) and np.isnan(g))
@@ -95,14 +105,14 @@ def _placements(rels, pops) -> tuple[pd.DataFrame, pd.DataFrame]:
                         f"release has {rel.n_records} records"
                     )
                 p = pop[qi].copy()
-                p["__pid"] = pop.index.to_numpy()
+                p[_PID] = pop.index.to_numpy()
                 # the population lists the release's people: each fits a row, each row
                 # fits one of them
-                comp = rel.compatible(p, "__pid", every_row=True, where=f"release {r + 1}: ")
+                comp = rel.compatible(p, _PID, every_row=True, where=f"release {r + 1}: ")
                 cands.append(
                     pd.DataFrame(
                         {
-                            "pid": comp["__pid"].to_numpy(),
+                            "pid": comp[_PID].to_numpy(),
                             "r": r,
                             "group": comp[rel.group].to_numpy(),
                         }
@@ -158,7 +168,7 @@ def build_pooled(releases, populations, split=()) -> Structure:
     classes, cells and rows, in the same order, and names the culprit of an error.
     """
     rels = list(releases)
-    check_column_names(rels)
+    check_column_names(rels, pooled=True)
     split = {str(p) for p in split}
     qi = list(rels[0].qi)
     sa = rels[0].sa
@@ -189,15 +199,15 @@ def _general_classes(persons, cand, qi, R: int, split: set):
     (a sorted tuple per release; None: not in it)."""
     cand = cand.sort_values(["pid", "r", "group"], kind="stable")
     grouped = cand.groupby(["pid", "r"], sort=False)["group"].agg(tuple)
-    gcols = [f"g{r}" for r in range(R)]
+    gcols = [_gcol(r) for r in range(R)]
     persons = persons.set_index("pid")
     for r in range(R):
         sub = grouped.xs(r, level="r") if r in grouped.index.get_level_values("r") else None
         persons[gcols[r]] = sub.reindex(persons.index) if sub is not None else None
     persons = persons.reset_index()
     pid = persons["pid"].astype(str)
-    persons["split"] = np.where(pid.isin(list(split)), pid, "")
-    sig = qi + gcols + ["split"]
+    persons[_SPLIT] = np.where(pid.isin(list(split)), pid, "")
+    sig = qi + gcols + [_SPLIT]
     keyed = persons[sig].astype(object).where(persons[sig].notna(), None)
     codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keyed), sort=False)
     persons["cls"] = codes
@@ -344,13 +354,13 @@ def _build_general(rels, split, persons, cand, qi, sa) -> Structure:
     cells[sa] = made.s_of
     cells["cls"] = c_arr
     cells["n"] = classes["n"].to_numpy()[c_arr]
-    split_of = classes["split"].to_numpy()[c_arr]
+    split_of = classes[_SPLIT].to_numpy()[c_arr]
     cells["person"] = pd.Series(split_of, dtype=object).where(split_of != "", None)
     cells["kind"] = [
         k if k == "z" else f"y r{r + 1}:{shown(g)}"
         for k, r, g in zip(made.kind, made.r_of, made.g_of, strict=True)
     ]
-    classes["person"] = classes["split"].where(classes["split"] != "", None)
+    classes["person"] = classes[_SPLIT].where(classes[_SPLIT] != "", None)
     return structure(
         rels,
         persons=persons[["pid"] + qi],
@@ -439,8 +449,8 @@ def _build_placed(rels, split, persons: pd.DataFrame, cand: pd.DataFrame, qi, sa
     split = np.where(persons["pid"].astype(str).isin(list(split)), persons["pid"].astype(str), "")
     keys = persons[qi].copy()
     for r in range(R):
-        keys[f"__g{r}"] = gcode[:, r]
-    keys["__split"] = split
+        keys[_gcol(r)] = gcode[:, r]
+    keys[_SPLIT] = split
     codes = keys.groupby(list(keys.columns), sort=False, dropna=False).ngroup().to_numpy()
     n_cls = int(codes.max()) + 1 if P else 0
     first = np.full(n_cls, P, dtype=np.int64)

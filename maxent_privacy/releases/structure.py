@@ -280,16 +280,26 @@ def stack(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------ one release
-#: names of the structure's own columns (its classes and cells tables, and the columns
-#: used while they are built). A quasi-identifier, sensitive or group column with one of
-#: them clashed (a crash, or, for pooled releases, a sensitive column silently replaced
-#: by the class sizes): refused, one line, until these columns are namespaced
-RESERVED = ("n", "cls", "gs", "person", "kind", "groups", "x", "member", "qg", "qg_row")
+#: names of the structure's own columns that share a frame with the user's QI, sensitive
+#: and group columns: the documented columns of ``model.cells`` and ``model.classes``
+#: (``n``, ``cls``, ``person``; pooled releases: ``kind``, ``groups``; the data rows'
+#: ``kind``) and the estimated count ``x`` of the results' tables, read by these names
+#: across the package. A QI, sensitive or group column with one of them would be
+#: overwritten by ours (a crash, or, for pooled releases, the sensitive values read as
+#: the class sizes): refused in one line. The columns used only while the structure is
+#: built are namespaced instead (``_QG``, ``_QG_ROW``, ``_MEMBER``, ``_GS``, ``_COUNT``).
+RESERVED = ("n", "cls", "person", "kind", "groups", "x")
+
+#: per (QI value, group): its row number, and the shared QI-invariant a cell counts in
+#: (-1: none); per class: True when its bucket is unknown; per published (group, value):
+#: its SA row (``cell_sa``). Built next to the user's columns: names no user's column has
+_QG, _QG_ROW, _MEMBER, _GS = "__mp_qg", "__mp_qg_row", "__mp_member", "__mp_gs"
 
 
-def check_column_names(releases) -> None:
+def check_column_names(releases, pooled: bool = False) -> None:
     """A one-line ``ReleaseError`` when a release's QI, sensitive or group column has a
-    name of :data:`RESERVED` (the person column may have any name).
+    name of :data:`RESERVED` (the person column may have any name); ``pooled``: nor a QI
+    column named ``pid`` (the person ids of ``structure.records``, read by that name).
 
     >>> import pandas as pd
     >>> from maxent_privacy import Bucketized
@@ -298,8 +308,8 @@ def check_column_names(releases) -> None:
     Traceback (most recent call last):
     ...
     maxent_privacy.errors.ReleaseError: the sensitive column is named 'n', a name the \
-model uses for its own columns ('n', 'cls', 'gs', 'person', 'kind', 'groups', 'x', \
-'member', 'qg' or 'qg_row'); rename it (frame.rename(columns={'n': 'n_'}))
+model uses for its own columns ('n', 'cls', 'person', 'kind', 'groups' or 'x'); rename \
+it (frame.rename(columns={'n': 'n_'}))
     """
     from ..errors import ReleaseError
 
@@ -307,10 +317,11 @@ model uses for its own columns ('n', 'cls', 'gs', 'person', 'kind', 'groups', 'x
         roles = [(c, "quasi-identifier") for c in rel.qi]
         roles += [(rel.sa, "sensitive"), (rel.group, "group")]
         for column, role in roles:
-            if isinstance(column, str) and column in RESERVED:
+            taken = RESERVED + (("pid",) if pooled and role == "quasi-identifier" else ())
+            if isinstance(column, str) and column in taken:
                 raise ReleaseError(
                     f"the {role} column is named {column!r}, a name the model uses for its "
-                    f"own columns ({listed(RESERVED)}); rename it "
+                    f"own columns ({listed(taken)}); rename it "
                     f"(frame.rename(columns={{{column!r}: {column + '_'!r}}}))"
                 )
 
@@ -330,7 +341,7 @@ def build_single(release, persons=()) -> Structure:
     frame = release.people  # real people (no counterfeits)
     qi, grp, sa = list(release.qi), release.group, release.sa
     qg = frame.groupby(qi + [grp], sort=True, observed=True).size().rename("n").reset_index()
-    qg["qg"] = np.arange(len(qg))
+    qg[_QG] = np.arange(len(qg))
     # the published counts: counterfeit records' values too
     counts = (
         release.frame.groupby([grp, sa], sort=True, observed=True)
@@ -338,17 +349,17 @@ def build_single(release, persons=()) -> Structure:
         .rename(_COUNT)
         .reset_index()
     )
-    counts["gs"] = np.arange(len(counts))
+    counts[_GS] = np.arange(len(counts))
 
-    classes = qg.assign(person=None, member=False)
+    classes = qg.assign(person=None, **{_MEMBER: False})
     if persons:
         classes = _person_classes(qg, qi, grp, persons)
     classes = classes.reset_index(drop=True)
     classes["cls"] = np.arange(len(classes))
     cells = _single_cells(classes, qg, counts, qi, grp)
-    member = classes["member"].to_numpy(dtype=bool)
+    member = classes[_MEMBER].to_numpy(dtype=bool)
     # shared QI-invariants of the (q, g) pairs used by classes whose bucket is unknown
-    qg_row = cells["qg_row"].to_numpy()
+    qg_row = cells[_QG_ROW].to_numpy()
     used = np.unique(qg_row[qg_row >= 0])
     remap = np.full(len(qg), -1)
     remap[used] = np.arange(len(used))
@@ -367,15 +378,15 @@ def build_single(release, persons=()) -> Structure:
         group=grp,
         records=frame,
         classes=classes[qi + [grp, "n", "person"]].copy(),
-        cells=cells[qi + [grp, sa, "cls", "gs", "n", "person"]].copy(),
-        group_values=counts.rename(columns={_COUNT: "n"}).drop(columns="gs"),
+        cells=cells[qi + [grp, sa, "cls", "n", "person"]].copy(),
+        group_values=counts.rename(columns={_COUNT: "n"}).drop(columns=_GS),
         cell_class=cells["cls"].to_numpy(),
         cell_n=cells["n"].to_numpy(dtype=float),
         class_n=classes["n"].to_numpy(dtype=float),
         class_member=member,
         sa_n=counts[_COUNT].to_numpy(dtype=float),
         sa_bucket=pd.factorize(counts[grp])[0],
-        cell_sa=cells["gs"].to_numpy(),
+        cell_sa=cells[_GS].to_numpy(),
         sa_matrix=None,
         sa_has_placement=np.zeros(len(counts), dtype=bool),
         cell_shared=np.where(qg_row >= 0, remap[np.maximum(qg_row, 0)], -1),
@@ -396,26 +407,26 @@ _COUNT = "__maxent_count__"
 
 def _single_cells(classes, qg, counts, qi, grp) -> pd.DataFrame:
     """One cell per (class, value of a bucket the class may be in), sorted by class."""
-    is_member = classes["member"].to_numpy(dtype=bool)
+    is_member = classes[_MEMBER].to_numpy(dtype=bool)
     fixed = classes[~is_member].copy()
     fixed[grp] = fixed[grp].astype(qg[grp].dtype)
     member = classes[is_member]
     parts = [
-        fixed.drop(columns=["qg"])
-        .merge(qg[qi + [grp, "qg"]], on=qi + [grp], how="left")
+        fixed.drop(columns=[_QG])
+        .merge(qg[qi + [grp, _QG]], on=qi + [grp], how="left")
         .merge(counts, on=grp)
     ]
-    parts[0]["qg_row"] = -1
+    parts[0][_QG_ROW] = -1
     if len(member):
-        m = member.drop(columns=[grp, "qg"]).merge(qg[qi + [grp, "qg"]], on=qi)
+        m = member.drop(columns=[grp, _QG]).merge(qg[qi + [grp, _QG]], on=qi)
         m = m.merge(counts, on=grp)
-        m["qg_row"] = m["qg"]
+        m[_QG_ROW] = m[_QG]
         parts.append(m)
         # a person placed in a known bucket shares that (QI value, bucket) row too
-        shared = parts[0]["qg"].isin(m["qg"]).to_numpy()
-        parts[0].loc[shared, "qg_row"] = parts[0].loc[shared, "qg"]
+        shared = parts[0][_QG].isin(m[_QG]).to_numpy()
+        parts[0].loc[shared, _QG_ROW] = parts[0].loc[shared, _QG]
     cells = pd.concat(parts, ignore_index=True)
-    return cells.sort_values(["cls", "gs"], kind="stable").reset_index(drop=True)
+    return cells.sort_values(["cls", _GS], kind="stable").reset_index(drop=True)
 
 
 def _release_person_class(release, classes) -> pd.Series | None:
@@ -427,7 +438,7 @@ def _release_person_class(release, classes) -> pd.Series | None:
     pid = frame[release.person].to_numpy()
     key = classes.set_index(qi + [grp])["cls"]
     idx = pd.MultiIndex.from_frame(frame[qi + [grp]])
-    plain = ~classes["member"].to_numpy(dtype=bool) & classes["person"].isna().to_numpy()
+    plain = ~classes[_MEMBER].to_numpy(dtype=bool) & classes["person"].isna().to_numpy()
     cls_of = key[plain].reindex(idx).to_numpy()
     own = classes.dropna(subset=["person"]).set_index("person")["cls"]
     pid_str = pd.Series(pid).astype(str)
@@ -452,8 +463,9 @@ def _person_classes(qg: pd.DataFrame, qi, grp, persons) -> pd.DataFrame:
         sizes = qg["n"].to_numpy()[idx].tolist()
         ps = [p for p in persons if p.q == q]
         rows.extend(_classes_of_q(dict(zip(qi, q, strict=True)), grp, groups, sizes, ps))
-    extra = pd.DataFrame(rows, columns=list(qg.columns) + ["person", "member"])
-    return pd.concat([qg.iloc[keep].assign(person=None, member=False), extra], ignore_index=True)
+    extra = pd.DataFrame(rows, columns=list(qg.columns) + ["person", _MEMBER])
+    kept = qg.iloc[keep].assign(person=None, **{_MEMBER: False})
+    return pd.concat([kept, extra], ignore_index=True)
 
 
 def _classes_of_q(qd: dict, grp, groups: list, sizes: list, ps: list) -> list[dict]:
@@ -466,7 +478,7 @@ def _classes_of_q(qd: dict, grp, groups: list, sizes: list, ps: list) -> list[di
         )
 
     def row(g, n, person, member):
-        return {**qd, grp: g, "n": n, "person": person, "member": member, "qg": -1}
+        return {**qd, grp: g, "n": n, "person": person, _MEMBER: member, _QG: -1}
 
     rows = []
     if len(groups) > 1 and any(p.group is None for p in ps):

@@ -87,7 +87,9 @@ def _person_keys(result, ids: pd.Index) -> pd.DataFrame:
     m = result.model
     records = result.structure.records
     cols = list(m.qi) + ([m.group] if m.group in records and not m.pooled else [])
-    pid = "pid" if "pid" in records else getattr(m.release, "person", None)
+    # pooled releases: the records' own person ids; one release: its person column (a
+    # QI or group column may be named "pid")
+    pid = "pid" if m.pooled else getattr(m.release, "person", None)
     if pid is not None and pid in records:
         known = records.drop_duplicates(pid).set_index(pid)[cols]
     else:

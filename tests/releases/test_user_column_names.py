@@ -3,12 +3,15 @@
 The release's columns are drawn from names the package uses inside (``s``, ``count``,
 ``group``, ``value``, ``maxent``...) and the answers (``posterior``,
 ``person_posterior``, ``risk_table``) compared, columns renamed back, with those of the
-same release under plain names. A name the model's own tables still use
+same release under plain names. The columns the structure uses only while it is built
+(``gs``, ``member``, ``qg``, ``qg_row``, the pooled construction's ``g0``, ``split``,
+``__pid``) are namespaced, so those names work. The documented columns of
+``model.cells`` / ``model.classes`` and the results' tables
 (:data:`~maxent_privacy.releases.structure.RESERVED`: ``n``, ``cls``, ``person``,
-``kind``...) as a QI, sensitive or group column is refused in one line: it crashed
-(``KeyError``) or, for pooled releases, replaced the sensitive values by the class sizes
-without a word. ``test_reserved_names_work_too`` says what is left: it fails (strict
-xfail) until those columns are namespaced.
+``kind``, ``groups``, ``x``), read by those names across the package, cannot share a
+frame with a user's column of the same name: such a QI, sensitive or group column is
+refused in one line (it crashed with a ``KeyError`` or, for pooled releases, replaced the
+sensitive values by the class sizes without a word).
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maxent_privacy import Bucketized, MaxEntModel, ReleaseError
+from maxent_privacy import Bucketized, Generalized, MaxEntModel, ReleaseError
 from maxent_privacy.releases.structure import RESERVED
 
 ROLES = ("age", "zip", "disease", "bucket", "pid")  # the plain names, by role
 POOL = ("s", "count", "group", "value", "person", "n", "cls", "maxent", "lower", "upper",
-        "kind", "row", "__pid", "_p", "_c", "records", "at_risk", *ROLES)  # fmt: skip
+        "kind", "row", "__pid", "_p", "_c", "records", "at_risk", "certified",
+        "release_value", "gs", "member", "qg", "qg_row", "split", "g0", "groups", "x",
+        *ROLES)  # fmt: skip
 
 
 def base() -> pd.DataFrame:
@@ -87,18 +92,9 @@ def test_any_names_give_the_same_answers(names):
         with pytest.raises(ReleaseError, match=r"^the .* column is named '.*', a name the model"):
             answers(names)
         return
-    # a QI or group column named "pid" is read as the person ids by the risk table
-    # (test_a_qi_named_pid_in_the_risk_table): the other answers are checked
-    risk = "pid" not in used or names["pid"] == "pid"
-    assert_same(answers(names, risk=risk), plain(False))
+    assert_same(answers(names), plain(False))
 
 
-@pytest.mark.xfail(
-    raises=KeyError,
-    strict=True,
-    reason="report/risk.py:90 _person_keys takes a column named 'pid' for the person ids "
-    "(pid = 'pid' if 'pid' in records), a QI column of that name included",
-)
 @pytest.mark.parametrize("role", ["age", "bucket"])
 def test_a_qi_named_pid_in_the_risk_table(role):
     names = {**{r: r for r in ROLES}, role: "pid", "pid": "person"}
@@ -119,19 +115,48 @@ def test_risk_table_keeps_a_qi_or_id_named_like_its_own_columns(name):
     assert risk["age"].tolist() == plain(False)[2]["age"].tolist()  # the QI values kept
 
 
-@pytest.mark.xfail(
-    raises=ReleaseError,
-    strict=True,
-    reason="refused (check_column_names): the structure's classes and cells tables use "
-    "these names for their own columns (releases/structure.py build_single: n, cls, gs, "
-    "person, member, qg; releases/pooled.py _build_placed and releases/pooled_arrays.py "
-    "make_cells: n, cls, kind, person, groups; results.py person_posterior: x, cls, s; "
-    "bounds/targets.py:76 reads cells['kind'])",
-)
-@pytest.mark.parametrize("name", ["n", "cls", "person", "kind"])
+@pytest.mark.parametrize("name", ["gs", "member", "qg", "qg_row"])
 @pytest.mark.parametrize("role", ["age", "disease", "bucket"])
-def test_reserved_names_work_too(role, name):
+def test_names_the_build_used_work_now(role, name):
+    # were refused: build_single kept its own columns under these names next to the
+    # user's (a group named "gs" was overwritten by the SA row numbers)
     assert_same(answers({**{r: r for r in ROLES}, role: name}), plain(False))
+
+
+def general(names: dict):
+    """posterior and person_posterior of a bucketized release pooled with a generalized
+    one (zip published as "*", no person ids, a population): the construction from tables
+    whose people may sit in several groups, named back by role."""
+    back = {v: k for k, v in names.items()}
+    frame = base().rename(columns=names)
+    qi, sa, grp, pid = [names["age"], names["zip"]], names["disease"], names["bucket"], names["pid"]
+    first = Bucketized(frame, qi, sa, grp, person=pid)
+    second = Generalized(frame.assign(**{names["zip"]: "*", grp: frame[grp] // 2}).drop(
+        columns=pid), qi, sa, grp)  # fmt: skip
+    population = frame.set_index(pid)[qi]
+    model = MaxEntModel([first, second], populations=[None, population])
+    assert (model.cells["kind"] != "z").any()  # placement cells: the general construction
+    result = model.solve(progress=False)
+    post, people = result.posterior(), result.person_posterior()
+    post.index = post.index.set_names([back.get(x, x) for x in post.index.names])
+    post.columns.name = people.columns.name = back[post.columns.name]
+    return post, people
+
+
+@pytest.mark.parametrize("name", ["g0", "g1", "split", "__pid"])
+def test_pooled_names_of_the_build_work(name, role="age"):
+    # the construction from tables kept each release's candidate groups ("g0", "g1") and
+    # the people singled out ("split") next to the QI columns, and the population's ids
+    # as "__pid"
+    want = general({r: r for r in ROLES})
+    assert_same(general({**{r: r for r in ROLES}, role: name}), want)
+
+
+def test_a_pooled_qi_named_pid_is_refused():
+    # the pooled records hold the person ids as "pid" (model.person reads them)
+    names = {**{r: r for r in ROLES}, "age": "pid", "pid": "person"}
+    with pytest.raises(ReleaseError, match=r"^the quasi-identifier column is named 'pid', "):
+        answers(names, pooled=True)
 
 
 @pytest.mark.parametrize("name", ["n", "kind", "cls"])
