@@ -56,3 +56,15 @@ def test_metrics_and_identity_risk_with_a_single_qi_column():
     assert metrics.max_posterior(result)["records"].tolist() == [3, 3]
     keys = pd.DataFrame({"sex": ["F", "M"]})
     assert identity_risk(result.model, keys).tolist() == [pytest.approx(1 / 3)] * 2
+
+
+def test_largest_share_and_risk_summary_per_qi_value():
+    from maxent_privacy.report.likeliest import largest_share
+    from maxent_privacy.report.risk import risk_summary
+
+    result = MaxEntModel(Bucketized(FRAME, ["sex"], "s", "g")).solve()
+    best = result.posterior().max(axis=1).to_numpy()
+    assert best == pytest.approx([4 / 9, 4 / 9])  # pandas 2 read 4/3: share of NaN records
+    assert largest_share(result, None) == pytest.approx(best)
+    summary = risk_summary(result, threshold=0.5)
+    assert (summary["qi_values"], summary["qi_values_at_risk"]) == (2, 0)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._frames import reindex_keys
+
 __all__ = ["DIGITS", "TIE", "Likeliest", "largest_share", "likeliest", "rounded"]
 
 #: decimals of every probability in the risk table; ``at_risk`` is decided on them
@@ -138,7 +140,7 @@ def _by_keys(result, names: list, keep: np.ndarray):
     key = groups.ngroup().to_numpy()
     keys = groups.size().index.to_frame(index=False)
     den = result.structure.records_by(names)
-    den = den.reindex(pd.MultiIndex.from_frame(keys)).to_numpy(dtype=float)
+    den = reindex_keys(den, pd.MultiIndex.from_frame(keys)).to_numpy(dtype=float)
     # one share per (key, value): cells of several record classes of a key add up
     v_code = pd.Index(pd.unique(s_all)).get_indexer(s_all)
     nv = int(v_code.max()) + 1 if len(v_code) else 1
