@@ -49,7 +49,7 @@ ORDER = (
 )
 #: Modules any wing may import; they import only each other. ``maxent_privacy`` itself
 #: (its ``__init__``) imports its names lazily, by ``importlib``, never by ``import``.
-BASE = ("maxent_privacy", "errors", "files", "numerics", "_validation", "safety")
+BASE = ("maxent_privacy", "errors", "files", "numerics", "_validation", "_frames", "safety")
 #: Imports against the order that stay, (importer, imported): each a facade, a method that
 #: hands its object to a later wing (as cvxpy's ``Problem.solve``), or an old name.
 ALLOWED = {
