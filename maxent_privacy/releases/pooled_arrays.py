@@ -551,7 +551,7 @@ def build_bucketized(rels, split: set, qi, sa) -> Structure | None:
 def _inferred(values: np.ndarray):
     """``values`` as the array pandas makes of them (object arrays of text become str).
 
-    >>> _inferred(np.array(["a", "b"], dtype=object)).dtype == pd.Series(["a"]).dtype
+    >>> _inferred(np.array(["a", "b"], dtype=object)).dtype == pd.Series(["a"]).array.dtype
     True
     """
     return pd.Series(values).array
