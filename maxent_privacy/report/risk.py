@@ -103,12 +103,12 @@ def _person_keys(result, ids: pd.Index) -> pd.DataFrame:
     return known.reindex(ids).reset_index(drop=True)
 
 
-def _own_names(keys: pd.DataFrame) -> pd.DataFrame:
+def _own_names(keys: pd.DataFrame, also=()) -> pd.DataFrame:
     """``keys`` with every column named like one of the table's own (``_RESERVED``:
-    ``value``, ``maxent``, ...) renamed ``release_<name>`` (more prefixes while taken), so
-    that no column of the release is overwritten or read as the table's; the renames are
-    in ``.attrs["renamed"]`` (old -> new)."""
-    taken = set(map(str, keys.columns)) | _RESERVED
+    ``value``, ``maxent``, ...) renamed ``release_<name>`` (more prefixes while taken, or
+    named in ``also``: the person column), so that no column of the release is overwritten
+    or read as the table's; the renames are in ``.attrs["renamed"]`` (old -> new)."""
+    taken = set(map(str, keys.columns)) | _RESERVED | set(map(str, also))
     renamed = {}
     for col in keys.columns:
         if str(col) in _RESERVED:
@@ -140,8 +140,9 @@ def _core(result, nonsensitive: tuple, bounds: str, progress) -> pd.DataFrame:
     best = likeliest(result, nonsensitive)
     ids = best.keys.iloc[:, 0].to_numpy() if best.by == "person" else None
     if best.by == "person":
-        keys = _own_names(_person_keys(result, pd.Index(ids)))
-        keys.insert(0, _person_column(m), ids)
+        person = _person_column(m)
+        keys = _own_names(_person_keys(result, pd.Index(ids)), also=[person])
+        keys.insert(0, person, ids)
     else:
         keys = _own_names(best.keys)
         names = list(best.keys.columns)
