@@ -78,6 +78,14 @@ __all__ = ["TOL", "Checker", "Outcome", "Records", "failures", "planning_adversa
 TOL = REACHES
 
 
+def __getattr__(name: str):
+    if name == "ADVERSARIES":  # the old constant: the registry's adversaries that plan
+        from ..adversaries.registry import adversary_names
+
+        return tuple(adversary_names(where=plannable))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def planning_adversary(adversary) -> Adversary:
     """The registered adversary a plan can be checked against (``plans``), by name."""
     return get_adversary(adversary, where=plannable)

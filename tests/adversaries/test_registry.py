@@ -201,3 +201,14 @@ def test_the_readme_s_toy_adversary_runs():
         assert (scale.table["half"] == 0.5).all()
     finally:
         unregister("half", missing_ok=True)
+
+
+def test_the_old_lists_of_adversaries_read_the_registry(half):
+    """The three lists of names before the registry still import, and say what it holds."""
+    from maxent_privacy.adversaries import compare
+    from maxent_privacy.anonymize import plan_checks
+    from maxent_privacy.report import adversary_scale
+
+    assert "half" in plan_checks.ADVERSARIES and "worlds" not in plan_checks.ADVERSARIES
+    assert "half" in adversary_scale.ADVERSARY_CHOICES
+    assert {"maxent", "learned", "lower", "upper", "half"} <= set(compare.ADVERSARIES)
