@@ -396,6 +396,23 @@ def _provenance(given: dict) -> _Provenance:
     return _Provenance(**given)
 
 
+_BREAK_AFTER = re.compile(r"([_\-/.])(?=\w)")
+
+
+def breakable(name) -> str:
+    """A column name for a table header: escaped, with a line-break opportunity (``<wbr>``)
+    after each ``_``, ``-``, ``/`` or ``.`` inside it, so that ``marital_status`` wraps
+    between its words rather than mid-word or not at all (the data is escaped first: only
+    our ``<wbr>`` is markup).
+
+    >>> str(breakable("native_country<b>"))
+    'native_<wbr>country&lt;b&gt;'
+    """
+    from markupsafe import Markup, escape
+
+    return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(str(name)))))
+
+
 def render_report(
     result,
     threshold: float = 0.5,
@@ -448,6 +465,7 @@ def render_report(
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["breakable"] = breakable
     context = {
         "title": title or "Privacy risk report",
         "version": __version__,

@@ -40,7 +40,7 @@ def test_the_command_keeps_and_prints_the_qi_values(release_csv, tmp_path, capsy
     assert set(table["release_value"]) == {"college", "high school", "junior", "graduate"}
     assert set(table["value"]) <= {"Flu", "HIV", "Pneumonia", "Breast Cancer", "Bronchitis"}
     html = page.read_text(encoding="utf-8")
-    assert "<th>release_maxent</th><th>release_value</th>" in html
+    assert "<th>release_<wbr>maxent</th><th>release_<wbr>value</th>" in html
     assert "<td>female</td><td>college</td>" in html
 
 
