@@ -124,16 +124,20 @@ class Learned(Estimate):
 def _grid(frame, column, keys, values):
     """``frame[column]`` (indexed by (key..., value)) as a [len(keys), len(values)] array,
     0 where the frame has no row."""
+    import numpy as np
     import pandas as pd
 
+    levels = (
+        [keys.get_level_values(i) for i in range(keys.nlevels)]
+        if isinstance(keys, pd.MultiIndex)
+        else [pd.Index(keys)]
+    )
+    nv = len(values)
+    arrays = [level.repeat(nv) for level in levels]
+    arrays.append(pd.Index(values).take(np.tile(np.arange(nv), len(keys))))
+    full = pd.MultiIndex.from_arrays(arrays, names=list(frame.index.names))
     col = frame[column].astype(float)
-    names = list(frame.index.names)
-    if isinstance(keys, pd.MultiIndex):
-        tuples = [(*k, v) for k in keys for v in values]
-    else:
-        tuples = [(k, v) for k in keys for v in values]
-    full = pd.MultiIndex.from_tuples(tuples, names=names)
-    return col.reindex(full).fillna(0.0).to_numpy().reshape(len(keys), len(values))
+    return col.reindex(full).fillna(0.0).to_numpy().reshape(len(keys), nv)
 
 
 _BOUNDS_OPTIONS = ("time_limit", "solver", "seed", "progress")
@@ -200,42 +204,41 @@ def _memo_bounds(model, by, values, options, memo, exact: bool) -> dict:
     return memo[key]
 
 
-class Worst(Adversary):
+class _Bounds(Adversary):
+    """An interval adversary read off :meth:`MaxEntModel.bounds`: its two columns are the
+    arrays ``columns`` of :func:`class_bounds` (the LP's, or with ``exact`` the possible
+    worlds')."""
+
+    interval = True
+    honours_time_limit = True
+    exact = False
+
+    def per_class(self, model, values, by, options, memo) -> dict:
+        got = _memo_bounds(model, by, values, options, memo, exact=self.exact)
+        return {name: got[name] for name in self.columns}
+
+    def assess(self, model, by="person", **options):
+        got = _memo_bounds(model, by, values_of(model), options, {}, exact=self.exact)
+        return frame_of(model, by, *(got[name] for name in self.columns))
+
+
+class Worst(_Bounds):
     name = "worst"
     description = "LP bounds over every table the releases allow (worst case)"
-    interval = True
     columns = ("lower", "upper")
     tier = "bounds"
-    honours_time_limit = True
     local = True
     aliases = ("lp", "upper", "lower", "bounds")
 
-    def per_class(self, model, values, by, options, memo) -> dict:
-        got = _memo_bounds(model, by, values, options, memo, exact=False)
-        return {"lower": got["lower"], "upper": got["upper"]}
 
-    def assess(self, model, by="person", **options):
-        got = _memo_bounds(model, by, values_of(model), options, {}, exact=False)
-        return frame_of(model, by, got["lower"], got["upper"])
-
-
-class Worlds(Adversary):
+class Worlds(_Bounds):
     name = "worlds"
     description = "possible worlds: lowest and highest over integral tables"
-    interval = True
     columns = ("certain", "possible")
     tier = "exact"
-    honours_time_limit = True
+    exact = True
     plans = False  # the planner checks possible worlds itself
     aliases = ("possible", "certain", "exact")
-
-    def per_class(self, model, values, by, options, memo) -> dict:
-        got = _memo_bounds(model, by, values, options, memo, exact=True)
-        return {"certain": got["certain"], "possible": got["possible"]}
-
-    def assess(self, model, by="person", **options):
-        got = _memo_bounds(model, by, values_of(model), options, {}, exact=True)
-        return frame_of(model, by, got["certain"], got["possible"])
 
 
 for _adversary in (MaxEnt(), Knowledge(), Learned(), Worst(), Worlds()):

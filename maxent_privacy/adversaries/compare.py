@@ -61,7 +61,7 @@ import scipy.sparse as sp
 from .._validation import REACHES, ArgumentError, check_choice, check_threshold
 from ..errors import KnowledgeError, ReleaseError
 from ..knowledge.normalise import as_knowledge
-from .builtin import class_bounds, class_estimate, without_facts
+from .builtin import without_facts
 from .metrics import estimation_accuracy
 from .registry import ADVERSARY_REGISTRY, Adversary, class_of, get_adversary
 
@@ -243,15 +243,6 @@ def _stated(model, knowledge):
             ) from None
         raise
     return stated
-
-
-# the per-class helpers' old names (they live in .builtin, with the adversaries)
-_class_estimate, _class_bounds = class_estimate, class_bounds
-
-
-def _people(model) -> pd.Series:
-    """Person (id, or a record's row label) -> class."""
-    return class_of(model)
 
 
 # ------------------------------------------------------------------ the truth
@@ -464,7 +455,7 @@ def compare_adversaries(
     real = ~full.structure.phantom
     per_class = {name: table[real] for name, table in per_class.items()}
     n = np.asarray(full.structure.class_n, dtype=float)[real]
-    people = _people(full)
+    people = class_of(full)  # person (id, or a record's row label) -> class
     table = _table(per_class, people, n, values, by, model.sa)
     summary = _summary(per_class, n, thresholds)
     points = tuple(a.column_names()[0] for a in chosen if not a.interval)

@@ -122,10 +122,8 @@ def adversary_scale(
         label, words = WORDS.get(adv.name, (adv.name, adv.description))
         if adv.name == "worst":
             continue  # the page's own count, last
-        if adv.name == "learned":
+        if hasattr(adv, "estimate"):  # a Result: counted by the risk table's own rule
             at = _at_risk(adv.estimate(model, learner=learner), threshold, nonsensitive)
-        elif hasattr(adv, "estimate"):
-            at = _at_risk(adv.estimate(model), threshold, nonsensitive)
         else:
             at = _assessed_at_risk(adv, model, threshold, nonsensitive)
         rows.append({"adversary": label, "words": words, "at_risk": at})
