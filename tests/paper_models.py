@@ -14,6 +14,24 @@ from maxent_privacy.mondrian import mondrian
 #: the quasi-identifiers of :func:`mondrian_pair`
 MONDRIAN_QI = ["age", "sex", "race", "marital_status", "relationship"]
 
+#: an ARX-style generalized release: three equivalence classes (cells as ARX writes them)
+ARX = pd.DataFrame(
+    {
+        "age": ["20-29", "20-29", "20-29", "30-39", "30-39", "40-49", "40-49"],
+        "zip": ["021**", "021**", "021**", "021**", "021**", "022**", "022**"],
+        "d": ["Flu", "Flu", "HIV", "Cold", "Cold", "Flu", "Asthma"],
+        "g": [1, 1, 1, 2, 2, 3, 3],
+    }
+)
+#: its population (one person per record), exact QI values
+ARX_PEOPLE = pd.DataFrame(
+    {
+        "age": [21, 25, 28, 33, 37, 41, 45],
+        "zip": ["02139", "02138", "02141", "02139", "02140", "02215", "02216"],
+    },
+    index=pd.Index(list("ABCDEFG"), name="name"),
+)
+
 
 def three_release_frames() -> list:
     """The example of ``solve/support.py``'s docstring: five people in three bucketized

@@ -13,28 +13,15 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from paper_models import ARX
+from paper_models import ARX_PEOPLE as PEOPLE
 
 from maxent_privacy import Bucketized, Generalized, MaxEntModel, datasets
 from maxent_privacy.report.html import render_report
 from maxent_privacy.report.identity import identity_risk, k_and_l
 
-# an ARX-style release: three equivalence classes written as ARX writes cells
-ARX = pd.DataFrame(
-    {
-        "age": ["20-29", "20-29", "20-29", "30-39", "30-39", "[40, 50[", "[40, 50["],
-        "zip": ["021**", "021**", "021**", "021**", "021**", "022**", "022**"],
-        "d": ["Flu", "Flu", "HIV", "Cold", "Cold", "Flu", "Asthma"],
-        "g": [1, 1, 1, 2, 2, 3, 3],
-    }
-)
-# the population of the release (one person per record), exact QI values
-PEOPLE = pd.DataFrame(
-    {
-        "age": [21, 25, 28, 33, 37, 41, 45],
-        "zip": ["02139", "02138", "02141", "02139", "02140", "02215", "02216"],
-    },
-    index=pd.Index(list("ABCDEFG"), name="name"),
-)
+# the ARX-style release of paper_models, its third class written as an interval
+ARX = ARX.assign(age=[*ARX["age"][:5], "[40, 50[", "[40, 50["])
 
 
 def test_arx_release_with_a_population_has_identity_risk():

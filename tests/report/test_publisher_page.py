@@ -10,26 +10,12 @@ import re
 
 import pandas as pd
 import pytest
+from paper_models import ARX
+from paper_models import ARX_PEOPLE as PEOPLE
 
 from maxent_privacy import Bucketized, Generalized, MaxEntModel, datasets
 from maxent_privacy._validation import ArgumentError
 from maxent_privacy.report.html import render_report
-
-ARX = pd.DataFrame(
-    {
-        "age": ["20-29", "20-29", "20-29", "30-39", "30-39", "40-49", "40-49"],
-        "zip": ["021**", "021**", "021**", "021**", "021**", "022**", "022**"],
-        "d": ["Flu", "Flu", "HIV", "Cold", "Cold", "Flu", "Asthma"],
-        "g": [1, 1, 1, 2, 2, 3, 3],
-    }
-)
-PEOPLE = pd.DataFrame(
-    {
-        "age": [21, 25, 28, 33, 37, 41, 45],
-        "zip": ["02139", "02138", "02141", "02139", "02140", "02215", "02216"],
-    },
-    index=pd.Index(list("ABCDEFG"), name="name"),
-)
 
 
 def _text(html: str) -> str:
