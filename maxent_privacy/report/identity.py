@@ -88,12 +88,13 @@ def _journalist_by_cells(release, population: pd.DataFrame) -> pd.Series:
     if len(combos) * len(population) > MAX_MATCHES:
         return _class_sizes(release)
     masks: dict = {}
+    coded = {col: pd.factorize(population[col]) for col in qi}  # each distinct value once
 
     def fits(col, cell):
         if (col, cell) not in masks:
-            masks[col, cell] = np.fromiter(
-                (covers(cell, v) for v in population[col].to_numpy()), bool, len(population)
-            )
+            codes, uniques = coded[col]
+            on = np.fromiter((covers(cell, v) for v in uniques), bool, len(uniques))
+            masks[col, cell] = on[codes] & (codes >= 0)
         return masks[col, cell]
 
     count = {}
