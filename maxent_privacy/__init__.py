@@ -135,6 +135,8 @@ _LAZY = {
     "StaleResult": ".errors",
     "UnsupportedModel": ".errors",
     "Generalized": ".releases.generalized",
+    "Tabulated": ".releases.tabulated",
+    "InconsistentTables": ".errors",
     "count_having": ".knowledge.vague",
     "soft": ".knowledge.vague",
     "vague": ".knowledge.vague",
@@ -182,6 +184,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from .adversaries.definetti import definetti as definetti
     from .errors import (
         InaccurateSolution,
+        InconsistentTables,
         InfeasibleKnowledge,
         KnowledgeError,
         MaxEntError,
@@ -202,6 +205,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from .releases.generalized import Generalized
     from .releases.ranges import between
     from .releases.structure import Structure
+    from .releases.tabulated import Tabulated
     from .report.plots import plot_privacy_curve, plot_risk
     from .results import Certificate, Result
     from .solve import InaccuracyWarning, SolveOptions, exp_cone_solvers
@@ -213,6 +217,7 @@ __all__ = [
     "Generalized",
     "InaccuracyWarning",
     "InaccurateSolution",
+    "InconsistentTables",
     "InfeasibleKnowledge",
     "KnowledgeError",
     "KnowledgeFileError",
@@ -237,6 +242,7 @@ __all__ = [
     "SolverOptionError",
     "SolveOptions",
     "StaleResult",
+    "Tabulated",
     "Structure",
     "UnsupportedModel",
     "between",

@@ -43,6 +43,19 @@ class InfeasibleKnowledge(MaxEntError, RuntimeError):
         self.conflicts = conflicts
 
 
+class InconsistentTables(ReleaseError):
+    """No table of records satisfies every published table (and hard fact) at once.
+
+    ``conflicts`` is a DataFrame naming the published rows involved (``table``, ``row``,
+    ``cell``, ``published``) and ``change``, how many records each must move in the
+    smallest change that makes them consistent.
+    """
+
+    def __init__(self, message: str, conflicts=None):
+        super().__init__(message)
+        self.conflicts = conflicts
+
+
 class UnsupportedModel(MaxEntError, ValueError):
     """The chosen solver cannot take a fact of the model (say a soft penalty for 'maxent')."""
 

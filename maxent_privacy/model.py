@@ -126,6 +126,13 @@ class MaxEntModel:
         The knowledge added so far, in order.
     """
 
+    def __new__(cls, release=None, populations=None, **options):
+        if cls is MaxEntModel and _tables_only(release) and populations is None:
+            from .tables.model import TableModel  # tables without people: reconstruction
+
+            return TableModel(release, **options)
+        return super().__new__(cls)
+
     def __init__(self, release, populations=None):
         releases, populations = _check_releases(release, populations)
         self.releases = releases
@@ -748,6 +755,14 @@ class MaxEntModel:
         from .bounds.intervals import bounds
 
         return bounds(self, by=by, values=values, exact=exact, **options)
+
+
+def _tables_only(release) -> bool:
+    """Whether ``release`` is published tables (one or a list), none of them records."""
+    from .releases.tabulated import Tabulated
+
+    items = list(release) if isinstance(release, (list, tuple)) else [release]
+    return bool(items) and all(isinstance(r, Tabulated) for r in items)
 
 
 def _check_releases(release, populations) -> tuple[list, list]:

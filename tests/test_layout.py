@@ -41,6 +41,7 @@ ORDER = (
     "results",
     "solve",
     "bounds",
+    "tables",
     "adversaries",
     "anonymize",
     "report",
@@ -56,6 +57,7 @@ ALLOWED = {
     ("model", "solve"): "MaxEntModel.solve() hands the model to the solve chain",
     ("model", "solve.problem"): "MaxEntModel.problem() is the compiled problem",
     ("model", "bounds.intervals"): "MaxEntModel.bounds() hands the model to the bounds",
+    ("model", "tables.model"): "MaxEntModel(tables) without people is the model of tables",
     ("results", "bounds.intervals"): "Result.bounds(): the bounds beside the estimate",
     ("results", "report.plots"): "Result.plot() draws with the report's figures",
     ("results", "report.risk"): "Result.risk_table() is the report's risk table",
@@ -183,9 +185,10 @@ BEFORE = {
 #: ``maxent_privacy.__all__`` before the wings
 TOP = (
     "Bucketized Certificate Generalized InaccuracyWarning InaccurateSolution "
-    "InfeasibleKnowledge KnowledgeError KnowledgeFileError MaxEntError MaxEntModel "
+    "InconsistentTables InfeasibleKnowledge KnowledgeError KnowledgeFileError MaxEntError MaxEntModel "
     "OutputError Person ReleaseError Result Rules SolveOptions SolverFailed "
-    "SolverNotInstalled SolverOptionError StaleResult Structure UnsupportedModel anonymize "
+    "SolverNotInstalled SolverOptionError StaleResult Structure Tabulated UnsupportedModel "
+    "anonymize "
     "attacks "
     "between check_kc compare_adversaries count_having datasets definetti exp_cone_solvers "
     "explain_infeasibility "

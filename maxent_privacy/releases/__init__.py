@@ -24,7 +24,7 @@ reads from a release, and nothing else of every kind:
 The kinds are registered in :data:`~.kinds.RELEASE_KINDS` (name -> class);
 ``tests/releases/test_release_contract.py`` runs one contract on every registered kind (it meets the
 protocol, the model builds from it, the original data meets every data constraint, person
-ids round-trip, bad input is one line). A new kind (counts tables next) is one module, its
+ids round-trip, bad input is one line). A new kind is one module, its
 registration and its tests.
 
 Modules:
@@ -34,6 +34,9 @@ Modules:
 - ``counterfeits``: counterfeit records in the model: one phantom record class per group
 - ``generalized``: :class:`Generalized` (k-anonymity-style releases: equivalence classes,
   matched against a population)
+- ``tabulated``: :class:`Tabulated`, a published counts table (crosstabs, margins,
+  suppressed, rounded or interval counts, means and medians per row); read by the model of
+  tables (:mod:`maxent_privacy.tables`), not a records kind of the protocol
 - ``cells``: the generalized cell syntax (ours, ARX's, sdcMicro's), parsed and matched
 - ``ranges``: QI ranges in knowledge (``age=range(18, 30)``, :func:`between`)
 - ``checks``: input checks shared by releases, anonymizers, attacks and metrics
