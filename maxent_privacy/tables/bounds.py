@@ -104,14 +104,30 @@ class _Sides:
         self.lower, self.upper, self.cap = lower, upper, cap
         self.low_done = np.zeros(T.shape[0], dtype=bool)
         self.up_done = np.zeros(T.shape[0], dtype=bool)
+        #: the lowest and highest value of each target in the whole-number tables seen
+        self.int_min = np.full(T.shape[0], np.inf)
+        self.int_max = np.full(T.shape[0], -np.inf)
 
     def seen(self, y: np.ndarray, integral: bool) -> None:
-        """A feasible table ``y`` settles targets at their proved bounds."""
-        v = self.T @ y
-        if integral:
-            v = np.round(v)
+        """A feasible table ``y`` settles targets at their proved bounds (a vertex of the
+        LP that is whole is a possible world too: it is kept for the integer programs)."""
+        whole = integral or bool(np.abs(y - np.round(y)).max(initial=0.0) <= 1e-7)
+        v = self.T @ (np.round(y) if whole else y)
         self.low_done |= v <= self.lower + ATTAIN
         self.up_done |= v >= self.upper - ATTAIN
+        if whole:
+            np.minimum(self.int_min, v, out=self.int_min)
+            np.maximum(self.int_max, v, out=self.int_max)
+
+    def start(self, earlier: _Sides) -> None:
+        """Settle what the whole tables seen by ``earlier`` programs prove."""
+        self.seen_whole(earlier.int_min, earlier.int_max)
+
+    def seen_whole(self, low: np.ndarray, high: np.ndarray) -> None:
+        self.low_done |= low <= self.lower + ATTAIN
+        self.up_done |= high >= self.upper - ATTAIN
+        np.minimum(self.int_min, low, out=self.int_min)
+        np.maximum(self.int_max, high, out=self.int_max)
 
 
 def _caps(rows: Rows, T: sp.csr_array, total: float) -> np.ndarray:
@@ -141,8 +157,8 @@ def target_bounds(
     k = T.shape[0]
     cap = _caps(rows, T, total)
     reach = np.asarray(T @ (~zero).astype(float)).ravel() > 0
-    lp = _side_bounds(rows, T, zero, np.zeros(k), np.where(reach, cap, 0.0), False, deadline,
-                      progress, desc)  # fmt: skip
+    lp, seen = _side_bounds(rows, T, zero, np.zeros(k), np.where(reach, cap, 0.0), False,
+                            deadline, progress, desc)  # fmt: skip
     if not exact:
         return lp
     lower = np.ceil(lp.lower - 1e-6)
@@ -150,18 +166,23 @@ def target_bounds(
     if (lower > upper).any():
         explain(rows)
         raise InconsistentTables("no table of whole counts meets every published row")
-    out = _side_bounds(rows, T, zero, lower, upper, True, deadline, progress, desc + " (exact)")
+    out, _ = _side_bounds(rows, T, zero, lower, upper, True, deadline, progress,
+                          desc + " (exact)", seen)  # fmt: skip
     return out
 
 
-def _side_bounds(rows, T, zero, lower, upper, integral, deadline, progress, desc) -> Bounds:
-    """Settle every side between the proved ``lower`` and ``upper`` by programs."""
+def _side_bounds(rows, T, zero, lower, upper, integral, deadline, progress, desc, seen=None):
+    """Settle every side between the proved ``lower`` and ``upper`` by programs: the
+    :class:`Bounds` and the sides' record (whole tables seen)."""
     k = T.shape[0]
     sides = _Sides(T, lower.astype(float).copy(), upper.astype(float).copy(), upper)
     sides.low_done |= sides.lower >= sides.upper - ATTAIN
     sides.up_done |= sides.lower >= sides.upper - ATTAIN
+    if seen is not None:
+        sides.start(seen)
     if sides.low_done.all() and sides.up_done.all():
-        return Bounds(sides.lower + 0.0, sides.upper + 0.0, np.ones(k, bool), np.ones(k, bool))
+        done = np.ones(k, bool)
+        return Bounds(sides.lower + 0.0, sides.upper + 0.0, done, done.copy()), sides
     programs = _Programs(rows, zero, integral, deadline)
     status, y = programs.run(np.zeros(rows.n))
     if status == "infeasible":
@@ -203,7 +224,8 @@ def _side_bounds(rows, T, zero, lower, upper, integral, deadline, progress, desc
                 if programs.left() <= 0:
                     break
     # + 0.0: no "-0.0" from a minimized count
-    return Bounds(sides.lower + 0.0, sides.upper + 0.0, sides.low_done.copy(), sides.up_done.copy())
+    out = Bounds(sides.lower + 0.0, sides.upper + 0.0, sides.low_done.copy(), sides.up_done.copy())
+    return out, sides
 
 
 def _aggregate_lower(programs: _Programs, sides: _Sides, integral: bool) -> None:
