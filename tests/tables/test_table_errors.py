@@ -43,7 +43,14 @@ def test_release_error_is_exported_at_the_top():
 
 @pytest.mark.parametrize(
     ("bad", "why"),
-    [(-2, "negative"), (2.5, "fractional"), ("abc", "unparseable"), ("-1", "negative text")],
+    [
+        (-2, "negative"),
+        (2.5, "fractional"),
+        ("abc", "unparseable"),
+        ("-1", "negative text"),
+        ("2.5", "fractional text"),
+        ("[1.5-3]", "fractional interval"),
+    ],
 )
 def test_bad_count_names_table_row_and_column(bad, why):
     counts = [1, 2, 3, bad, 5]
@@ -54,6 +61,16 @@ def test_bad_count_names_table_row_and_column(bad, why):
     assert "count" in message, (why, message)
     assert names_fourth_row(message), (why, message)
     assert str(bad) in message, (why, message)
+
+
+def test_unparseable_mean_names_table_row_and_column():
+    frame = pd.DataFrame({"sex": ["F", "M", "F", "M"], "race": ["B", "B", "W", "W"]})
+    frame["age"] = [30.5, 41.0, 22.0, "abc"]
+    with pytest.raises(ReleaseError) as err:
+        Tabulated(frame, qi=["sex", "race"], stat="mean", of="age", name="mean age")
+    message = one_line(err)
+    assert "mean age" in message and "'age'" in message and "abc" in message, message
+    assert names_fourth_row(message), message
 
 
 def test_bad_count_in_an_unnamed_table_names_its_position():
