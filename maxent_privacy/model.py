@@ -134,7 +134,9 @@ class MaxEntModel:
         return super().__new__(cls)
 
     def __init__(self, release, populations=None):
-        releases, populations = _check_releases(release, populations)
+        releases, populations, tables = _check_releases(release, populations)
+        #: the counts tables given (read as generalized releases of the population)
+        self.tables = tables
         self.releases = releases
         self.populations = populations
         self.release = releases[0]
@@ -765,11 +767,25 @@ def _tables_only(release) -> bool:
     return bool(items) and all(isinstance(r, Tabulated) for r in items)
 
 
-def _check_releases(release, populations) -> tuple[list, list]:
-    """The releases and populations as lists, checked."""
+def _check_releases(release, populations) -> tuple[list, list, list]:
+    """The releases and populations as lists, checked, and the counts tables among them
+    (each read as a generalized release of its population)."""
+    from .releases.table_people import split_tables
+
     releases = list(release) if isinstance(release, (list, tuple)) else [release]
     if not releases:
         raise ReleaseError("MaxEntModel needs at least one release")
+    if populations is None:
+        populations = [None] * len(releases)
+    elif isinstance(populations, pd.DataFrame):
+        populations = [populations] + [None] * (len(releases) - 1)
+    populations = list(populations)
+    if len(populations) != len(releases):
+        raise ReleaseError(
+            f"{len(populations)} populations for {len(releases)} releases (use None for "
+            "releases that need none)"
+        )
+    releases, populations, tables = split_tables(releases, populations)
     for r, rel in enumerate(releases, start=1):
         if not isinstance(rel, tuple(RELEASE_KINDS.values())):
             names = ", ".join(k.__name__ for k in RELEASE_KINDS.values())
@@ -779,14 +795,4 @@ def _check_releases(release, populations) -> tuple[list, list]:
             )
     if len(releases) > 1:
         check_same_schema(releases)
-    if populations is None:
-        populations = [None] * len(releases)
-    elif isinstance(populations, pd.DataFrame):
-        populations = [populations]
-    populations = list(populations)
-    if len(populations) != len(releases):
-        raise ReleaseError(
-            f"{len(populations)} populations for {len(releases)} releases (use None for "
-            "releases that need none)"
-        )
-    return releases, populations
+    return releases, populations, tables

@@ -37,6 +37,8 @@ Modules:
 - ``tabulated``: :class:`Tabulated`, a published counts table (crosstabs, margins,
   suppressed, rounded or interval counts, means and medians per row); read by the model of
   tables (:mod:`maxent_privacy.tables`), not a records kind of the protocol
+- ``table_people``: counts tables of a known population, read as generalized releases of
+  it (person-level answers, pooling with other releases)
 - ``cells``: the generalized cell syntax (ours, ARX's, sdcMicro's), parsed and matched
 - ``ranges``: QI ranges in knowledge (``age=range(18, 30)``, :func:`between`)
 - ``checks``: input checks shared by releases, anonymizers, attacks and metrics
