@@ -25,6 +25,11 @@ import numpy as np
 
 __all__ = ["Family", "iterative_scaling"]
 
+#: a multiplier past this (a factor of e^40) means the scaling is running off to a
+#: boundary: rows that disagree, or combinations they force to 0 (Newton's method and
+#: its certificates take over)
+DIVERGED = 40.0
+
 
 @dataclass
 class Family:
@@ -38,7 +43,7 @@ class Family:
 
 def iterative_scaling(
     families: list, total: float, n: int, tol: float = 1e-9, max_cycles: int = 5000,
-    seconds: float = 60.0,
+    seconds: float = 20.0,
 ):  # fmt: skip
     """``(y, nu, converged)``: the table, each family's row multipliers (log factors:
     > 0 where a lower bound holds, < 0 an upper bound) and whether every row is met
@@ -60,6 +65,8 @@ def iterative_scaling(
                 new = np.where(s0 > 0, np.log(target / s0), 0.0)
             new = np.where(np.isfinite(new), new, 0.0)
             delta = new - nu[k]
+            if np.abs(new).max(initial=0.0) > DIVERGED:
+                return y, nu, False  # rows no table meets together, or zeros they force
             if np.any(delta):
                 y[inside] *= np.exp(delta)[rows]
                 nu[k] = new

@@ -289,7 +289,7 @@ def _table_rows(table: Tabulated, system: TableSystem) -> TableRows:
         A=A,
         lower=np.concatenate([table.lower, np.full(n_unlisted, zero_lo)]),
         upper=np.concatenate([table.upper, np.full(n_unlisted, zero_hi)]),
-        keys=pd.DataFrame(keys, columns=table.columns),
+        keys=pd.DataFrame(keys, columns=table.columns, index=pd.RangeIndex(len(order))),
         listed=np.arange(len(order)) < n_listed,
         published=list(table.published) + ["0"] * n_unlisted,
         suppressed=np.concatenate([table.suppressed, np.zeros(n_unlisted, dtype=bool)]),
@@ -311,13 +311,14 @@ def _stat_rows(t: TableRows, system: TableSystem):
     v = values[system.codes(of)]
     A = sp.csr_array(t.A)
     rows, rhs, labels = [], [], []
+    names = _labels(t)
     for r in range(len(table)):
         if table.suppressed[r]:
             continue
         m = float(table.lower[r])
         row = A[[r], :]
         cols = row.indices
-        label = _labels(t)[r]
+        label = names[r]
         if table.stat == "mean":
             rows.append(
                 sp.csr_array((v[cols] - m, (np.zeros(len(cols), int), cols)), shape=row.shape)
