@@ -27,11 +27,12 @@ class Vague:
     """``p - eps <= expr <= p + eps`` (Du et al. Section 4.5); eps = 0 is ``expr == p``."""
 
     def __init__(self, expr: cp.Expression, p: float, eps: float):
-        if not isinstance(expr, cp.Expression):
+        share = getattr(expr, "maxent_share", False)  # a share of a model of tables
+        if not (isinstance(expr, cp.Expression) or share):
             raise KnowledgeError(
                 f"vague() needs a cvxpy expression such as model.P(...), got {type(expr).__name__}"
             )
-        if not expr.is_scalar():
+        if not share and not expr.is_scalar():
             raise KnowledgeError(
                 f"vague() needs one probability such as model.P(...), got an expression of "
                 f"shape {expr.shape}"
@@ -45,7 +46,8 @@ class Vague:
         self.expr, self.p, self.eps = expr, p, eps
 
     def _maxent_facts_(self, model, name: str | None):
-        label = name or f"{label_of(self.expr) or 'fact'} = {self.p:g} +- {self.eps:g}"
+        shown = getattr(self.expr, "label", None) or label_of(self.expr) or "fact"
+        label = name or f"{shown} = {self.p:g} +- {self.eps:g}"
         if self.eps == 0:
             return [(label, self.expr == self.p)]
         lo, hi = max(0.0, self.p - self.eps), min(1.0, self.p + self.eps)

@@ -18,6 +18,8 @@ tables name), see ``docs/tables.md``.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import cvxpy as cp
 import numpy as np
 import pandas as pd
@@ -41,19 +43,37 @@ class Share:
     hold ``s``. Compared with a number it is a linear constraint on the counts
     (``count(s, conditions) - p * count(conditions)``)."""
 
+    #: what :func:`~maxent_privacy.knowledge.vague.vague` reads to accept it
+    maxent_share = True
+
     def __init__(self, part: cp.Expression, whole: cp.Expression, label: str):
         self.part, self.whole, self.label = part, whole, label
 
+    def _side(self, p, op: str):
+        expr = self.part - _share(p, self.label) * self.whole
+        made = {"<=": expr <= 0, ">=": expr >= 0, "==": expr == 0}[op]
+        made.maxent_label = f"{self.label} {op} {float(p):g}"
+        return made
+
     def __le__(self, p):
-        return self.part - _share(p, self.label) * self.whole <= 0
+        return self._side(p, "<=")
 
     def __ge__(self, p):
-        return self.part - _share(p, self.label) * self.whole >= 0
+        return self._side(p, ">=")
 
     def __eq__(self, p):  # noqa: D105 - a constraint, as cvxpy's ==
-        return self.part - _share(p, self.label) * self.whole == 0
+        return self._side(p, "==")
 
     __hash__ = None
+
+    def _arithmetic(self, *_):
+        raise KnowledgeError(
+            f"{self.label} is a share of records: compare it with one number; for sums of "
+            "records write model.count(...) expressions"
+        )
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __neg__ = _arithmetic
+    __truediv__ = _arithmetic
 
     def __repr__(self) -> str:
         return self.label
@@ -155,6 +175,39 @@ class TableModel:
             out |= hit
         return out
 
+    def match_value(self, column: str, value, role: str = "quasi-identifier"):
+        """``value`` as the domain of ``column`` spells it (knowledge files), or a one-line
+        :class:`KnowledgeError`."""
+        if column not in self.system.domain:
+            raise KnowledgeError(f"unknown {role} attribute {column!r}")
+        hit = self._covering(column, [value], self.system.domain[column])
+        return self.system.domain[column][int(np.flatnonzero(hit)[0])]
+
+    def match_values(self, column: str, spec) -> tuple[list, str]:
+        """The domain values of ``column`` that ``spec`` names, and how to show them."""
+        if column not in self.system.domain:
+            raise KnowledgeError(f"unknown attribute {column!r}")
+        values = self.system.domain[column]
+        hit = self._covering(column, spec, values)
+        return [v for v, h in zip(values, hit, strict=True) if h], f"{column}={spec}"
+
+    @contextmanager
+    def transaction(self):
+        """All or nothing: facts added in the block are dropped when it raises."""
+        saved = list(self.facts)
+        try:
+            yield self
+        except BaseException:
+            self.facts = saved
+            raise
+
+    def person(self, name, **qi):
+        """A model of tables has no people: give the population (see ``docs/tables.md``)."""
+        raise KnowledgeError(
+            f"person {name!r}: a model of tables without a population has no people; "
+            "give populations=[...] to reason about individuals"
+        )
+
     def count(self, **conditions) -> cp.Expression:
         """The number of records matching ``conditions``: a cvxpy expression on ``y``.
 
@@ -181,12 +234,20 @@ class TableModel:
 
     def add(self, constraint, name: str | None = None) -> None:
         """Add a hard fact: a linear cvxpy constraint on ``y`` (``count(...)`` and
-        ``P(...)`` comparisons); a list adds each, all or nothing."""
+        ``P(...)`` comparisons, ``vague(model.P(...), p, eps)``); a list adds each, all
+        or nothing. Soft facts are for models of people."""
         items = constraint if isinstance(constraint, (list, tuple)) else [constraint]
-        new = []
+        named = []
         for i, c in enumerate(items):
             label = name if len(items) == 1 else (None if name is None else f"{name}[{i}]")
-            label = label or f"fact {len(self.facts) + len(new) + 1}: {c}"
+            if hasattr(c, "_maxent_facts_"):  # vague(...): its sides
+                named.extend(c._maxent_facts_(self, label))
+            else:
+                named.append((label, c))
+        new = []
+        for label, c in named:
+            label = label or getattr(c, "maxent_label", None)
+            label = label or f"fact {len(self.facts) + len(new) + 1}"
             if not isinstance(c, cp.constraints.constraint.Constraint):
                 raise KnowledgeError(f"{label!r} is a {type(c).__name__}, not a constraint")
             foreign = [v for v in c.variables() if v is not self.y]
@@ -196,6 +257,10 @@ class TableModel:
             if fact.A is None:
                 raise KnowledgeError(f"{label!r} is not linear in the counts")
             new.append(fact)
+        names = [f.name for f in self.facts] + [f.name for f in new]
+        twice = next((n for n in names if names.count(n) > 1), None)
+        if twice is not None:
+            raise KnowledgeError(f"a fact named {twice!r} is already in the model")
         self.facts = self.facts + new
         self._result = None
 
