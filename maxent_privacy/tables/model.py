@@ -18,6 +18,7 @@ tables name), see ``docs/tables.md``.
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 
 import cvxpy as cp
@@ -274,7 +275,7 @@ class TableModel:
                 f"solve() of a model of tables takes tol= only, got {', '.join(options)}"
             )
         self._result = solve_table(self.system, self.rows(), tol=tol)
-        self._result.summary["reconstruction"] = None
+        self._result.model = self
         return self._result
 
     def bounds(
@@ -344,12 +345,14 @@ class TableModel:
         """How much of the microdata every consistent whole-number table shares (see
         ``docs/tables.md``)."""
         time_limit = check_seconds(time_limit, none=False)
+        deadline = time.perf_counter() + time_limit
         rows = self.rows()
         T = sp.identity(self.system.n, format="csr")
         b = target_bounds(rows, T, self.total, exact=True, time_limit=time_limit,
                           progress=progress, desc="reconstruction")  # fmt: skip
         pinned = b.lower == b.upper
-        unique = _unique_pinned(self, rows, b, time_limit)
+        left = max(deadline - time.perf_counter(), 0.0)
+        unique, unique_proved = _unique_pinned(self, rows, b, left)
         out = {
             "records": self.total,
             "certain_records": float(b.lower.sum()),
@@ -357,7 +360,7 @@ class TableModel:
             "pinned": int(pinned.sum()),
             "pinned_positive": int((pinned & (b.lower >= 1)).sum()),
             "unique_pinned": unique,
-            "proved": b.complete,
+            "proved": bool(b.complete and unique_proved),
         }
         if self._result is not None:
             self._result.summary["reconstruction"] = out
@@ -390,14 +393,15 @@ def _exposed(out: pd.DataFrame, protection, t) -> np.ndarray:
     return t.suppressed & (width < need - 1e-9)
 
 
-def _unique_pinned(model: TableModel, rows, b, time_limit: float) -> int:
-    """Combinations pinned at 1 whose QI part is pinned at 1 too."""
+def _unique_pinned(model: TableModel, rows, b, time_limit: float) -> tuple[int, bool]:
+    """Combinations pinned at 1 whose QI part is pinned at 1 too (proved: the count is
+    of valid bounds either way), and whether every bound of the QI parts is tight."""
     system = model.system
     ones = np.flatnonzero((b.lower == 1) & (b.upper == 1))
     if not len(ones):
-        return 0
+        return 0, True
     if system.sa is None:
-        return len(ones)
+        return len(ones), True
     k = system.attributes.index(system.sa)
     stride = system.strides[k]
     size = system.sizes[k]
@@ -408,4 +412,4 @@ def _unique_pinned(model: TableModel, rows, b, time_limit: float) -> int:
         shape=(len(ones), system.n),
     )
     qb = target_bounds(rows, T, system.total, exact=True, time_limit=time_limit)
-    return int(((qb.lower == 1) & (qb.upper == 1)).sum())
+    return int(((qb.lower == 1) & (qb.upper == 1)).sum()), qb.complete

@@ -54,6 +54,16 @@ class TableResult:
         self.certificate = certificate
         self.summary = summary
         self.zeros = zeros
+        self.model = None  # the model that made it (set by TableModel.solve)
+
+    def reconstruction(self, time_limit: float = 60.0, progress=None) -> dict:
+        """The model's :meth:`~maxent_privacy.tables.model.TableModel.reconstruction`
+        (records in every consistent table, combinations pinned, uniques rebuilt), kept in
+        ``summary["reconstruction"]``. Not computed unless asked: it runs integer
+        programs."""
+        out = self.model.reconstruction(time_limit=time_limit, progress=progress)
+        self.summary["reconstruction"] = out
+        return out
 
     def table(self, positive: bool = False) -> pd.DataFrame:
         """One row per combination: the attributes and ``count`` (the expected count);
@@ -93,6 +103,7 @@ def solve_table(system: TableSystem, rows: Rows, tol: float = 1e-6) -> TableResu
         "zeros": how,
         "solver": solver,
         "seconds": time.perf_counter() - start,
+        "reconstruction": None,
     }
     return TableResult(system, y, certificate, summary, np.flatnonzero(y == 0))
 
