@@ -19,7 +19,6 @@ import itertools
 from collections import Counter, defaultdict
 
 import pandas as pd
-import pytest
 
 from maxent_privacy import MaxEntModel, Tabulated
 
@@ -285,14 +284,10 @@ def check_block(block, overall=True):
     return model, candidates
 
 
-OVERALL = pytest.mark.parametrize("overall", [True, False], ids=["total-row", "no-total-row"])
-
-
-@OVERALL
-def test_block_is_rebuilt_uniquely(overall):
+def test_block_is_rebuilt_uniquely():
     """With every table the block publishes, the search finds one candidate: the block
     itself; the package pins every combination and rebuilds every record."""
-    model, candidates = check_block(BLOCK, overall)
+    model, candidates = check_block(BLOCK, overall=True)
     assert len(candidates) == 1
     summary = model.reconstruction()
     assert summary["records"] == 7
@@ -302,11 +297,12 @@ def test_block_is_rebuilt_uniquely(overall):
     assert summary["proved"]
 
 
-@OVERALL
-def test_ambiguous_block_matches_every_candidate(overall):
+def test_ambiguous_block_matches_every_candidate():
     """A block its tables do not pin down: several candidates, and the bounds of every
-    combination are the min and max over them (some combinations free, some pinned)."""
-    model, candidates = check_block(AMBIGUOUS_BLOCK, overall)
+    combination are the min and max over them (some combinations free, some pinned).
+    Published without the total row (the tables without QI columns), so the sums by sex
+    give the total and the overall median is not published."""
+    model, candidates = check_block(AMBIGUOUS_BLOCK, overall=False)
     assert len(candidates) == 7
     keys = set().union(*candidates)
     lowest = {key: min(c[key] for c in candidates) for key in keys}
