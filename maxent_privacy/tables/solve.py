@@ -66,12 +66,19 @@ class TableResult:
         return out
 
     def table(self, positive: bool = False) -> pd.DataFrame:
-        """One row per combination: the attributes and ``count`` (the expected count);
+        """One row per combination: the attributes and ``count`` (the expected count;
+        :attr:`count_column` names it);
         ``positive`` keeps only combinations with a count above 1e-9."""
         which = np.flatnonzero(self.y > 1e-9) if positive else None
         frame = self.system.combinations(which)
-        frame["count"] = self.y if which is None else self.y[which]
+        frame[self.count_column] = self.y if which is None else self.y[which]
         return frame
+
+    @property
+    def count_column(self) -> str:
+        """``"count"``, or ``"records"`` when an attribute is named ``count``."""
+        taken = set(self.system.attributes)
+        return next(c for c in ("count", "records", "records_") if c not in taken)
 
     def __repr__(self) -> str:
         s = self.summary
