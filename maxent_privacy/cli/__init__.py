@@ -26,6 +26,15 @@ It reads every release kind as ``analyze`` does (``--population``, ``--populatio
 QI cells (ARX writes no group column), and a note on standard error says so
 (:mod:`maxent_privacy.cli.releases`).
 
+``maxent-privacy audit TABLE.csv [TABLE.csv ...] --qi A B [--sa S] --count COL
+[--knowledge FILE] [--suppressed x ""] [--rounding B] [--total N] [--protection P]
+[--exact] [--time-limit S] [--out audit.csv] [--html audit.html]`` audits published counts tables
+(:class:`~maxent_privacy.Tabulated`, one per file, named by its file name): each
+suppressed cell's lowest and highest count given every published cell and margin, and
+whether it is narrower than the protection; ``report T1.csv T2.csv --tables --qi ...
+--count COL`` writes the page of the tables (what was published, the cells recovered, how
+much of the microdata is pinned; :mod:`maxent_privacy.cli.tables`).
+
 ``maxent-privacy plan [HISTORY.csv ...] --next NEW.csv --qi A B --sa S --person P
 [--tau 0.5] [--m 3] [--knowledge FILE] [--adversary maxent|learned|worst] --out next.csv
 [--report plan.html]`` plans the next release of a table already published
@@ -88,6 +97,7 @@ Modules:
 - ``plan``: ``maxent-privacy plan``: the next release planned against the published ones
 - ``terminal``: data shown in the terminal: control characters escaped, long values cut
 - ``report_options``: ``report``'s ``--bounds``, ``--nonsensitive`` and ``--progress``
+- ``tables``: published counts tables: ``maxent-privacy audit`` and ``report --tables``
 - ``progress``: the progress bar of long commands (standard error)
 - ``distributed``: ``maxent-privacy distributed``: pooled releases built and solved on a
   Dask cluster (:mod:`maxent_privacy.distributed`; Dask imported when it runs)

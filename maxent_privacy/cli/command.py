@@ -28,6 +28,7 @@ from .progress import REPORT_STEPS, Progress
 from .releases import build_model, report_model
 from .report_options import add_report_options
 from .suggest import SuggestingParser
+from .tables import add_audit_parser, add_table_options, audit, population_model, report_tables
 from .terminal import escape_controls, plain, plain_frame
 
 if TYPE_CHECKING:
@@ -259,7 +260,10 @@ def _check_report_targets(args) -> tuple[str | None, str | None]:
 def _report_model(args):
     """Read the knowledge file and the releases (pooled when several; generalized with
     ``--population``; groups derived without ``--group``), build the model
-    (:func:`maxent_privacy.cli.releases.report_model`)."""
+    (:func:`maxent_privacy.cli.releases.report_model`); with ``--tables --population``
+    the counts tables and the population (:func:`maxent_privacy.cli.tables.population_model`)."""
+    if getattr(args, "tables", False):
+        return population_model(args)
     return report_model(args)
 
 
@@ -276,6 +280,10 @@ def report(args, out=None, err=None) -> int:
 def _report(args, out) -> int:
     from ..report.risk import risk_table
 
+    if getattr(args, "tables", False) and getattr(args, "population", None) is None:
+        return report_tables(args, out)  # the page of the tables: reconstruction
+    if args.sa is None:
+        raise UsageError("the following argument is required: --sa (unless --tables)")
     html, risk = _check_report_targets(args)
     with Progress(REPORT_STEPS, sys.stderr, getattr(args, "progress", None)) as step:
         step("read")
@@ -555,6 +563,7 @@ def _parser() -> argparse.ArgumentParser:
         help="'group': P(sensitive | QI, group) instead of P(sensitive | QI)",
     )
     _add_report_parser(sub)
+    add_audit_parser(sub, EXIT_CODES, _HelpFormatter)
     add_plan_parser(sub, EXIT_CODES, _HelpFormatter)
     add_distributed_parser(sub, EXIT_CODES, _HelpFormatter)
     return parser
@@ -583,10 +592,18 @@ def _add_population_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_release_arguments(p: argparse.ArgumentParser, group_required: bool = True) -> None:
-    """The arguments that say how to read a release and what is known (analyze, report)."""
+def _add_release_arguments(
+    p: argparse.ArgumentParser, group_required: bool = True, sa_required: bool = True
+) -> None:
+    """The arguments that say how to read a release and what is known (analyze, report;
+    ``report``'s ``--sa`` may be left out with ``--tables``)."""
     p.add_argument("--qi", nargs="+", required=True, metavar="COL", help="quasi-identifier columns")
-    p.add_argument("--sa", required=True, metavar="COL", help="sensitive column")
+    p.add_argument(
+        "--sa",
+        required=sa_required,
+        metavar="COL",
+        help="sensitive column" + ("" if sa_required else " (with --tables: optional)"),
+    )
     p.add_argument(
         "--group",
         required=group_required,
@@ -636,7 +653,7 @@ def _add_report_parser(sub) -> None:
     rp.add_argument(
         "release", nargs="+", help="CSV file(s), one row per record (values read as text)"
     )
-    _add_release_arguments(rp, group_required=False)
+    _add_release_arguments(rp, group_required=False, sa_required=False)
     _add_population_arguments(rp)
     rp.add_argument(
         "--threshold",
@@ -672,6 +689,14 @@ def _add_report_parser(sub) -> None:
         help="people listed in the report (default 20)",
     )
     add_report_options(rp)  # --bounds, --nonsensitive, --progress
+    rp.add_argument(
+        "--tables",
+        action="store_true",
+        help="the files are published counts tables (one row per cell and a --count "
+        "column): the page says which suppressed cells are recovered and how much of the "
+        "microdata is pinned; with --population, the usual report of the people",
+    )
+    add_table_options(rp, count_required=False)  # --count, --suppressed, --rounding, ...
 
 
 def main(argv=None) -> int:
@@ -686,6 +711,9 @@ def main(argv=None) -> int:
         elif args.command == "report":
             args.argv = list(sys.argv[1:] if argv is None else argv)
             code = report(args, out, err)
+        elif args.command == "audit":
+            args.argv = list(sys.argv[1:] if argv is None else argv)
+            code = _guard(lambda: audit(args, out), err)
         elif args.command == "distributed":
             code = _guard(lambda: run_distributed(args, out), err)
         elif args.command == "plan":

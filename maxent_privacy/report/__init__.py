@@ -22,6 +22,8 @@ Modules:
 - ``adversary_scale``: ``report --adversary learned``: people at risk per adversary
   (maximum entropy, learned, worst case)
 - ``interval_plot``: the riskiest people's intervals as bars with the maxent dot
+- ``tables``: the page of published counts tables (suppressed cells recovered, the
+  microdata pinned, the maximum-entropy table's certificate) and their audit frame
 """
 
 from .html import fact_in_words, render_report, write_report
