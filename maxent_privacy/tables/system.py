@@ -69,6 +69,8 @@ class TableSystem:
     total: float
     stat_eq: tuple = field(default=None)  # (A, b, labels): means
     stat_ub: tuple = field(default=None)  # (G, h, labels): medians
+    #: columns whose values are the tables' generalized cells (no exact value shown)
+    cell_columns: frozenset = frozenset()
 
     @property
     def sizes(self) -> np.ndarray:
@@ -148,8 +150,9 @@ def _parsed(table: Tabulated, column: str) -> list:
     return [parse_cell(v, column) for v in table.keys[column].tolist()]
 
 
-def _domains(tables: list, given: dict, attributes: list) -> dict:
-    """column -> list of values (see ``docs/tables.md``)."""
+def _domains(tables: list, given: dict, attributes: list, cells: set) -> dict:
+    """column -> list of values (see ``docs/tables.md``); the columns whose values are
+    generalized cells are added to ``cells``."""
     out = {}
     for a in attributes:
         if a in given:
@@ -173,6 +176,7 @@ def _domains(tables: list, given: dict, attributes: list) -> dict:
                     f"domains={{{a!r}: [...]}}"
                 )
             out[a] = named
+            cells.add(a)
         else:
             raise ReleaseError(f"column {a!r} has no values; give them with domains=")
     return out
@@ -185,16 +189,14 @@ def _sorted(values: list) -> list:
 
 
 # --------------------------------------------------------------------- one table
-def _column_map(table: Tabulated, column: str, values: list):
+def _column_map(table: Tabulated, column: str, values: list, cell_columns=frozenset()):
     """For one column of a table: the table's own values (labels), each domain value's
     label index (-1: no cell of the table covers it), and each listed cell's label."""
     cells = _parsed(table, column)
     raws = table.keys[column].tolist()
     general = any(c.kind != "exact" for c in cells)
     strings, numbers = value_arrays(values)
-    only_cells = all(parse_cell(v, column).kind != "exact" for v in values[:50]) and not any(
-        c.kind == "exact" for c in cells
-    )
+    only_cells = column in cell_columns  # the domain is the tables' cells themselves
     if not general:
         lookup = {}
         for i, (s, x) in enumerate(zip(strings.tolist(), numbers.tolist(), strict=True)):
@@ -245,7 +247,7 @@ def _table_rows(table: Tabulated, system: TableSystem) -> TableRows:
     """The rows of one table: its cells (listed, then unlisted) over the combinations."""
     labels, maps, label_ofs, sizes = [], [], [], []
     for c in table.columns:
-        own, of_value, label_of = _column_map(table, c, system.domain[c])
+        own, of_value, label_of = _column_map(table, c, system.domain[c], system.cell_columns)
         labels.append(own)
         maps.append(of_value)
         label_ofs.append(label_of)
@@ -382,7 +384,8 @@ def build_system(tables, domains=None, total=None) -> TableSystem:
     attributes = qi + ([sa] if sa is not None else [])
     if not attributes:
         raise ReleaseError("the tables name no column: a model needs at least one attribute")
-    domain = _domains(tables, domains, attributes)
+    cell_columns: set = set()
+    domain = _domains(tables, domains, attributes, cell_columns)
     n = int(np.prod([len(domain[a]) for a in attributes], dtype=float))
     if n > MAX_COMBINATIONS:
         sizes = ", ".join(f"{a}: {len(domain[a])}" for a in attributes)
@@ -390,7 +393,7 @@ def build_system(tables, domains=None, total=None) -> TableSystem:
             f"the tables span {n:,} combinations ({sizes}); at most "
             f"{MAX_COMBINATIONS:,} fit (publish coarser cells or give smaller domains=)"
         )
-    system = TableSystem(attributes, sa, domain, [], 0.0)
+    system = TableSystem(attributes, sa, domain, [], 0.0, cell_columns=frozenset(cell_columns))
     counts = [t for t in tables if t.stat is None]
     system.total = _total(counts, total)
     system.tables = [_table_rows(t, system) for t in counts]
