@@ -291,7 +291,8 @@ def _print_audit(audit, out) -> None:
         rows = audit[audit["table"] == name]
         hidden = _hidden_rows(rows)
         print(
-            f"{plain(name)}: {len(rows):,} cells, {len(hidden):,} suppressed",
+            f"{plain(name)}: {len(rows):,} cell{'s' if len(rows) != 1 else ''}, "
+            f"{len(hidden):,} suppressed",
             file=out,
         )
         for _, r in hidden.head(MAX_PRINTED).iterrows():
@@ -427,7 +428,8 @@ def population_model(args):
     qi = [q for q in args.qi if any(q in t.qi for t in tables)]
     people = _population(args, qi, f"table files {', '.join(map(str, args.release))}")
     try:
-        model = MaxEntModel(tables, populations=[people] * len(tables))
+        # one population serves every table, given beside the first (docs/tables.md)
+        model = MaxEntModel(tables, populations=[people] + [None] * (len(tables) - 1))
     except NotImplementedError as exc:
         raise UsageError(
             f"--tables --population: tables with a known population are not supported by "

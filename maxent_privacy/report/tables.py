@@ -55,6 +55,8 @@ DEFAULT_PROTECTION = 1.0
 MAX_CELLS_SHOWN = 200
 #: cells drawn in the figure of intervals (the narrowest first)
 MAX_CELLS_DRAWN = 40
+#: the columns the audit adds besides the bounds' own
+_OURS = ("table", "estimate", "recovered")
 #: a bound counts as whole within this (records)
 _WHOLE = 1e-7
 _LABEL_CHARS = 48
@@ -71,6 +73,9 @@ def _rows_of(model, table):
 
 def _one_audit(model, result, table, options: dict) -> pd.DataFrame:
     frame = model.bounds(by="cell", table=table, **options)
+    if table.columns:  # a column named like ours (lower, table, ...) gets " (cell)"
+        ours = {*frame.columns, *_OURS}
+        frame = frame.rename_axis([f"{k} (cell)" if k in ours else k for k in frame.index.names])
     keys = list(frame.index.names) if table.columns else []
     frame = frame.reset_index(drop=not table.columns)
     frame.insert(0, "table", str(table.name if table.name is not None else table.label))
@@ -249,13 +254,13 @@ def _certificate(result) -> dict:
 
 def _likeliest(result, top: int = 20) -> tuple[list, list]:
     table = result.table(positive=True)
-    table = table.sort_values("count", ascending=False, kind="stable").head(top)
-    columns = [c for c in table.columns if c != "count"]
+    count = table.columns[-1]  # "count" ("records" when an attribute is named count)
+    table = table.sort_values(count, ascending=False, kind="stable").head(top)
+    columns = list(table.columns[:-1])
     rows = [
-        [str(v) for v in r[:-1]] + [f"{float(r[-1]):,.2f}"]
-        for r in table[[*columns, "count"]].itertuples(index=False)
+        [str(v) for v in r[:-1]] + [f"{float(r[-1]):,.2f}"] for r in table.itertuples(index=False)
     ]
-    return columns, rows
+    return [*columns, count], rows
 
 
 # ------------------------------------------------------------------------ figures

@@ -12,9 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from maxent_privacy import MaxEntModel, Tabulated
 from maxent_privacy.cli import EXIT_INPUT, EXIT_OK, EXIT_OUTPUT, main
-from maxent_privacy.errors import ReleaseError
 
 
 def write(folder: Path, name: str, text: str) -> str:
@@ -268,34 +266,24 @@ def test_report_tables_refuses_what_needs_people(two_by_three, tmp_path, capsys)
     one_line_error(capsys, "--sa", "unless --tables")
 
 
-def _population_mode_landed() -> bool:
-    t = Tabulated(pd.DataFrame({"sex": ["F", "M"], "d": ["a", "b"], "count": [1, 1]}),
-                  qi=["sex"], sa="d")  # fmt: skip
-    pop = pd.DataFrame({"sex": ["F", "M"]}, index=pd.Index(["p1", "p2"], name="pid"))
-    try:
-        MaxEntModel([t], populations=[pop])
-    except (NotImplementedError, TypeError):
-        return False
-    except ReleaseError as exc:  # today: "needs releases of a registered kind"
-        if "registered kind" in str(exc):
-            return False
-        raise
-    return True
-
-
-@pytest.mark.skipif(not _population_mode_landed(), reason="population mode not landed")
 def test_report_tables_with_a_population(tmp_path, capsys):
-    """Two people, F and M; the table by sex and disease says F has a and M has b: both
-    are certain, the report says so."""
-    table = write(tmp_path, "t.csv", "sex,disease,count\nF,a,1\nM,b,1\n")
-    people = write(tmp_path, "people.csv", "pid,sex\np1,F\np2,M\n")
+    """Three people, p1 and p2 women, p3 a man; the table by sex and disease says the
+    women have a and b, one each, the man b; the table by sex agrees with the register.
+    p3 has b for certain; p1 and p2 each a or b, one half each."""
+    table = write(tmp_path, "t.csv", "sex,disease,count\nF,a,1\nF,b,1\nM,b,1\n")
+    by_sex = write(tmp_path, "s.csv", "sex,count\nF,2\nM,1\n")
+    people = write(tmp_path, "people.csv", "pid,sex\np1,F\np2,F\np3,M\n")
     out, risk = tmp_path / "r.html", tmp_path / "r.csv"
-    argv = ["report", table, "--tables", "--qi", "sex", "--sa", "disease"]
-    argv += ["--population", people, "--population-id", "pid"]
-    assert main([*argv, "--out", str(out), "--risk-out", str(risk)]) == EXIT_OK, (
-        capsys.readouterr().err
-    )
-    table = pd.read_csv(risk).set_index("pid")
-    assert table.loc["p1", "value"] == "a" and table.loc["p2", "value"] == "b"
-    assert table["maxent"].tolist() == pytest.approx([1.0, 1.0])
+    argv = ["report", table, by_sex, "--tables", "--qi", "sex", "--sa", "disease"]
+    argv += ["--population", people, "--population-id", "pid", "--threshold", "0.6"]
+    code = main([*argv, "--out", str(out), "--risk-out", str(risk)])
+    assert code == EXIT_OK, capsys.readouterr().err
+    assert "3 people, 2 releases" in capsys.readouterr().out
+    frame = pd.read_csv(risk).set_index("pid").sort_index()
+    assert frame.loc["p3", "value"] == "b"
+    assert frame["maxent"].tolist() == pytest.approx([0.5, 0.5, 1.0])
+    assert bool(frame.loc["p3", "at_risk"]) and not frame.loc[["p1", "p2"], "at_risk"].any()
     assert out.exists()
+    # the population is an input: never written over
+    assert main([*argv, "--risk-out", people]) == EXIT_INPUT
+    one_line_error(capsys, "--risk-out", "the population file")

@@ -181,3 +181,29 @@ def test_many_cells_add_a_histogram_of_widths():
     page = render_tables_report(model, result, audit_frame(model, result), None)
     assert page.count("data:image/png;base64,") == 2
     assert "the 40 narrowest of 45" in page
+
+
+def test_columns_named_like_the_audit_s_own():
+    """A table column named ``lower`` or ``table`` is kept apart (`` (cell)``), and an
+    attribute named ``count`` leaves the maximum-entropy table's counts in ``records``."""
+    t = Tabulated(
+        pd.DataFrame({"lower": ["a", "a"], "table": ["b", "c"], "n": ["x", "3"]}),
+        qi=["lower", "table"], count="n", name="odd.csv",
+    )  # fmt: skip
+    total = Tabulated(pd.DataFrame({"lower": ["a"], "n": ["5"]}), qi=["lower"], count="n")
+    model = MaxEntModel([t, total])
+    result = model.solve()
+    audit = audit_frame(model, result)
+    assert list(audit.columns[:3]) == ["table", "lower (cell)", "table (cell)"]
+    row = audit[audit["suppressed"]].iloc[0]
+    assert (row["table"], row["table (cell)"], row["lower"], row["upper"]) == ("odd.csv", "b", 2, 2)
+    text = text_of(render_tables_report(model, result, audit, None))
+    assert "odd.csv lower (cell) = a, table (cell) = b 2 2 0 2.00 exactly" in text
+
+    t = Tabulated(pd.DataFrame({"count": ["1", "2"], "n": ["x", "4"]}), qi=["count"], count="n")
+    total = Tabulated(pd.DataFrame({"n": ["6"]}), count="n")
+    model = MaxEntModel([t, total])
+    result = model.solve()
+    text = text_of(render_tables_report(model, result, audit_frame(model, result), None))
+    assert "count = 1 2 2 0 2.00 exactly" in text
+    assert "count records 2 4.00 1 2.00" in text  # the largest expected counts
