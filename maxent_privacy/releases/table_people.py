@@ -53,7 +53,7 @@ def split_tables(releases: list, populations: list) -> tuple[list, list, list]:
     population = given[0]
     for t in tables:
         t.at(next(k for k, r in enumerate(releases, start=1) if r is t))
-    qi = _qi(releases)
+    qi = _qi(releases) or [str(c) for c in population.columns]  # no table names a QI
     out_r, out_p = [], []
     for r, p in zip(releases, populations, strict=True):
         if not isinstance(r, Tabulated):
@@ -93,6 +93,8 @@ def _exact(table: Tabulated) -> None:
 def _covered(table: Tabulated, population: pd.DataFrame) -> np.ndarray:
     """Per person, the table row (among the table's distinct QI cells) covering them
     (-1: none), and the QI cells as a frame."""
+    if not table.qi:  # a table of the sensitive value alone: one cell, everyone
+        return np.zeros(len(population), dtype=np.int64), pd.DataFrame(index=range(1))
     keys = table.keys[table.qi].drop_duplicates().reset_index(drop=True)
     row = np.full(len(population), -1, dtype=np.int64)
     hits = np.ones((len(keys), len(population)), dtype=bool)
@@ -139,11 +141,7 @@ def people_release(table: Tabulated, qi: list, population: pd.DataFrame) -> Gene
     sizes = np.bincount(row, minlength=len(keys))
     group = _free_name("group", qi + [table.sa])
     parts = []
-    key_of = pd.MultiIndex.from_frame(keys) if len(table.qi) > 1 else pd.Index(keys.iloc[:, 0])
-    at = key_of.get_indexer(
-        pd.MultiIndex.from_frame(table.keys[table.qi]) if len(table.qi) > 1
-        else pd.Index(table.keys[table.qi[0]])
-    ) if table.qi else np.zeros(len(table), dtype=np.int64)  # fmt: skip
+    at = _row_of_cells(table, keys)
     published = np.bincount(at, weights=table.lower, minlength=max(len(keys), 1))
     for i in range(max(len(keys), 1)):
         n_people = sizes[i] if table.qi else len(population)
@@ -165,6 +163,17 @@ def people_release(table: Tabulated, qi: list, population: pd.DataFrame) -> Gene
         parts.append(pd.DataFrame(rec))
     frame = pd.concat(parts, ignore_index=True)
     return Generalized(frame.astype({c: object for c in qi}), qi, table.sa, group)
+
+
+def _row_of_cells(table: Tabulated, keys: pd.DataFrame) -> np.ndarray:
+    """Each listed cell's QI row (its position in ``keys``)."""
+    if not table.qi:
+        return np.zeros(len(table), dtype=np.int64)
+    if len(table.qi) == 1:
+        return pd.Index(keys.iloc[:, 0]).get_indexer(table.keys[table.qi[0]])
+    return pd.MultiIndex.from_frame(keys).get_indexer(
+        pd.MultiIndex.from_frame(table.keys[table.qi])
+    )
 
 
 def _free_name(base: str, taken: list) -> str:

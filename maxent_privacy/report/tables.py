@@ -63,14 +63,6 @@ _LABEL_CHARS = 48
 
 
 # ------------------------------------------------------------------------ the audit
-def _rows_of(model, table):
-    """The model's rows of ``table`` (its cells in the order of the audit frame)."""
-    for rows in model.system.tables:
-        if rows.table is table:
-            return rows
-    return None
-
-
 def _one_audit(model, result, table, options: dict) -> pd.DataFrame:
     frame = model.bounds(by="cell", table=table, **options)
     if table.columns:  # a column named like ours (lower, table, ...) gets " (cell)"
@@ -79,9 +71,9 @@ def _one_audit(model, result, table, options: dict) -> pd.DataFrame:
     keys = list(frame.index.names) if table.columns else []
     frame = frame.reset_index(drop=not table.columns)
     frame.insert(0, "table", str(table.name if table.name is not None else table.label))
-    rows = _rows_of(model, table)
-    if result is not None and rows is not None and rows.A.shape[0] == len(frame):
-        frame["estimate"] = rows.A @ np.asarray(result.y, dtype=float)
+    if result is not None:
+        estimate = result.cells(table)
+        frame["estimate"] = estimate[result.count_column].to_numpy()
     frame["recovered"] = recovered(frame["lower"], frame["upper"])
     frame.attrs["keys"] = keys
     return frame

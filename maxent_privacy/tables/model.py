@@ -304,9 +304,14 @@ class TableModel:
         out = pd.DataFrame({"lower": b.lower, "upper": b.upper}, index=self.system.index())
         return _flags(out, b, exact)
 
-    def _table_rows(self, table):
-        counts = [t for t in self.system.tables]
+    def published(self, table):
+        """The rows of a counts table of the model (a :class:`Tabulated` or its position):
+        a :class:`~maxent_privacy.tables.system.TableRows`, its cells in the order of the
+        audit view."""
+        counts = list(self.system.tables)
         if isinstance(table, (int, np.integer)) and not isinstance(table, bool):
+            if not -len(self.tables) <= int(table) < len(self.tables):
+                raise KnowledgeError(f"table={int(table)}: the model has {len(self.tables)}")
             pick = [t for t in counts if t.table is self.tables[int(table)]]
         else:
             pick = [t for t in counts if t.table is table]
@@ -315,17 +320,9 @@ class TableModel:
         return pick[0]
 
     def _audit(self, table, exact, protection, time_limit, progress) -> pd.DataFrame:
-        t = self._table_rows(table)
+        t = self.published(table)
         b = target_bounds(self.rows(), t.A, self.total, exact=exact, time_limit=time_limit,
                           progress=progress, desc=f"audit of {t.table.label}")  # fmt: skip
-        keys = t.keys
-        index = (
-            pd.MultiIndex.from_frame(keys)
-            if keys.shape[1] > 1
-            else pd.Index(keys.iloc[:, 0], name=keys.columns[0])
-            if keys.shape[1]
-            else pd.Index(["total"])
-        )
         out = pd.DataFrame(
             {
                 "published": t.published,
@@ -334,7 +331,7 @@ class TableModel:
                 "upper": b.upper,
                 "width": b.upper - b.lower,
             },
-            index=index,
+            index=cells_index(t),
         )
         out = _flags(out, b, exact)
         if protection is not None:
@@ -365,6 +362,16 @@ class TableModel:
         if self._result is not None:
             self._result.summary["reconstruction"] = out
         return out
+
+
+def cells_index(t) -> pd.Index:
+    """The index of a table's cells: its columns as levels (``"total"`` without any)."""
+    keys = t.keys
+    if keys.shape[1] > 1:
+        return pd.MultiIndex.from_frame(keys)
+    if keys.shape[1]:
+        return pd.Index(keys.iloc[:, 0], name=keys.columns[0])
+    return pd.Index(["total"])
 
 
 def _flags(out: pd.DataFrame, b, exact: bool) -> pd.DataFrame:

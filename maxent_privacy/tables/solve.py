@@ -74,6 +74,19 @@ class TableResult:
         frame[self.count_column] = self.y if which is None else self.y[which]
         return frame
 
+    def cells(self, table) -> pd.DataFrame:
+        """The expected count of every cell of a published counts table (a
+        :class:`~maxent_privacy.releases.tabulated.Tabulated` of the model, or its
+        position), indexed as its audit view (``model.bounds(by="cell", table=...)``):
+        ``published``, ``suppressed`` and the count."""
+        from .model import cells_index
+
+        t = self.model.published(table)
+        return pd.DataFrame(
+            {"published": t.published, "suppressed": t.suppressed, self.count_column: t.A @ self.y},
+            index=cells_index(t),
+        )
+
     @property
     def count_column(self) -> str:
         """``"count"``, or ``"records"`` when an attribute is named ``count``."""

@@ -121,3 +121,25 @@ def test_suppressed_cells_with_a_population_are_one_line():
     with pytest.raises(ReleaseError) as err:
         MaxEntModel([Tabulated(counts, qi=["sex"], sa="d")], populations=[truth[["sex"]]])
     assert "\n" not in str(err.value) and "row 1" in str(err.value)
+
+
+def test_a_table_of_the_sensitive_value_alone():
+    """One cell for everyone: each person's posterior is the published share, beside a
+    table by gender too; the population's columns are the QI when no table names one."""
+    frame = datasets.du2008_figure1()
+    population = frame.set_index("name")[["gender", "degree"]]
+    overall = frame.groupby("disease").size()
+    alone = Tabulated(overall.rename("count").reset_index(), qi=[], sa="disease")
+    model = MaxEntModel([alone], populations=[population])
+    posterior = model.solve().person_posterior()
+    for value, n in overall.items():
+        assert posterior[value].to_numpy() == pytest.approx(n / len(frame), abs=1e-6)
+    by_gender = Tabulated(
+        frame.groupby(["gender", "disease"]).size().rename("count").reset_index(),
+        qi=["gender"], sa="disease",
+    )  # fmt: skip
+    both = MaxEntModel([by_gender, alone], populations=[population, None]).solve()
+    women = frame.loc[frame["gender"] == "female", "disease"].value_counts()
+    cathy = both.person_posterior().loc["Cathy"]
+    for value, n in women.items():
+        assert cathy[value] == pytest.approx(n / len(women.index.repeat(women)), abs=1e-6)
