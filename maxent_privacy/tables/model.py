@@ -331,7 +331,7 @@ class TableModel:
                 "upper": b.upper,
                 "width": b.upper - b.lower,
             },
-            index=cells_index(t),
+            index=t.index(),
         )
         out = _flags(out, b, exact)
         if protection is not None:
@@ -362,16 +362,6 @@ class TableModel:
         if self._result is not None:
             self._result.summary["reconstruction"] = out
         return out
-
-
-def cells_index(t) -> pd.Index:
-    """The index of a table's cells: its columns as levels (``"total"`` without any)."""
-    keys = t.keys
-    if keys.shape[1] > 1:
-        return pd.MultiIndex.from_frame(keys)
-    if keys.shape[1]:
-        return pd.Index(keys.iloc[:, 0], name=keys.columns[0])
-    return pd.Index(["total"])
 
 
 def _flags(out: pd.DataFrame, b, exact: bool) -> pd.DataFrame:

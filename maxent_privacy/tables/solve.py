@@ -79,12 +79,10 @@ class TableResult:
         :class:`~maxent_privacy.releases.tabulated.Tabulated` of the model, or its
         position), indexed as its audit view (``model.bounds(by="cell", table=...)``):
         ``published``, ``suppressed`` and the count."""
-        from .model import cells_index
-
         t = self.model.published(table)
         return pd.DataFrame(
             {"published": t.published, "suppressed": t.suppressed, self.count_column: t.A @ self.y},
-            index=cells_index(t),
+            index=t.index(),
         )
 
     @property

@@ -57,6 +57,15 @@ class TableRows:
     suppressed: np.ndarray
     row: np.ndarray
 
+    def index(self) -> pd.Index:
+        """The cells as an index: the table's columns as levels (``"total"`` without)."""
+        keys = self.keys
+        if keys.shape[1] > 1:
+            return pd.MultiIndex.from_frame(keys)
+        if keys.shape[1]:
+            return pd.Index(keys.iloc[:, 0], name=keys.columns[0])
+        return pd.Index(["total"])
+
 
 @dataclass
 class TableSystem:
