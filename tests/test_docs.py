@@ -85,6 +85,19 @@ def test_readme_m_invariance_example_runs():
     assert post.person_posterior().loc[3].tolist() == pytest.approx([0.5, 0.5], abs=1e-9)
 
 
+def test_readme_tables_example_runs():
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    namespace: dict = {}
+    block = next(b for b in blocks if "Tabulated(" in b)
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    result, model = namespace["result"], namespace["model"]
+    assert result.certificate["verified"]
+    table = result.table().set_index(["region", "sex"])["count"]
+    assert table.loc[("S", "F")] == pytest.approx(6, abs=1e-6)
+    assert model.reconstruction()["certain_records"] == 18
+
+
 def test_readme_starts_with_the_two_commands():
     lines = (ROOT / "README.md").read_text().splitlines()
     block = lines[lines.index("```bash") + 1 : lines.index("```bash") + 3]
