@@ -37,6 +37,9 @@ __all__ = ["Bounds", "target_bounds"]
 
 #: a target counts as at its bound within this (records)
 ATTAIN = 1e-7
+#: a rounded table is a possible world when it meets every row within this (records; the
+#: rows' right sides are whole or, for means, exact in the data's own units)
+WORLD = 1e-6
 
 
 @dataclass
@@ -102,7 +105,8 @@ class _Programs:
 class _Sides:
     """The state of every target's two sides while programs settle them."""
 
-    def __init__(self, T: sp.csr_array, lower, upper, cap):
+    def __init__(self, rows: Rows, T: sp.csr_array, lower, upper, cap):
+        self.rows = rows
         self.T = T
         self.lower, self.upper, self.cap = lower, upper, cap
         self.low_done = np.zeros(T.shape[0], dtype=bool)
@@ -114,7 +118,14 @@ class _Sides:
     def seen(self, y: np.ndarray, integral: bool) -> None:
         """A feasible table ``y`` settles targets at their proved bounds (a vertex of the
         LP that is whole is a possible world too: it is kept for the integer programs)."""
-        whole = integral or bool(np.abs(y - np.round(y)).max(initial=0.0) <= 1e-7)
+        whole = bool(np.abs(y - np.round(y)).max(initial=0.0) <= 1e-6)
+        if whole:  # a world only when the rounded table meets every row (our check)
+            Mz = self.rows.M @ np.round(y)
+            whole = bool(
+                np.all(Mz >= self.rows.lower - WORLD) and np.all(Mz <= self.rows.upper + WORLD)
+            )
+        if integral and not whole:
+            return  # an incumbent we cannot confirm settles nothing
         v = self.T @ (np.round(y) if whole else y)
         self.low_done |= v <= self.lower + ATTAIN
         self.up_done |= v >= self.upper - ATTAIN
@@ -178,7 +189,7 @@ def _side_bounds(rows, T, zero, lower, upper, integral, deadline, progress, desc
     """Settle every side between the proved ``lower`` and ``upper`` by programs: the
     :class:`Bounds` and the sides' record (whole tables seen)."""
     k = T.shape[0]
-    sides = _Sides(T, lower.astype(float).copy(), upper.astype(float).copy(), upper)
+    sides = _Sides(rows, T, lower.astype(float).copy(), upper.astype(float).copy(), upper)
     sides.low_done |= sides.lower >= sides.upper - ATTAIN
     sides.up_done |= sides.lower >= sides.upper - ATTAIN
     if seen is not None:
