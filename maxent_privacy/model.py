@@ -46,8 +46,8 @@ from .knowledge.facts import (
     tag,
 )
 from .knowledge.vague import Grouped, Soft
-from .releases.bucketized import Bucketized, check_same_schema, counterfeit_flags
-from .releases.kinds import RELEASE_KINDS
+from .releases.bucketized import Bucketized, counterfeit_flags
+from .releases.kinds import check_releases, tables_only
 from .releases.pooled import build_pooled
 from .releases.ranges import between, describe, is_range, select
 from .releases.structure import build_single, remap_matrix
@@ -112,7 +112,12 @@ class MaxEntModel:
         column needs its population table.
     populations : DataFrame or list, optional
         One per release (None where not needed): person id (index) -> exact QI, the
-        adversary's voter list placing the people of a generalized release.
+        adversary's voter list placing the people of a generalized release (or of
+        published counts tables, :class:`~maxent_privacy.releases.tabulated.Tabulated`).
+    domains, total : optional
+        Published tables alone (no populations) make a
+        :class:`~maxent_privacy.tables.model.TableModel` instead, the model of the
+        unknown microdata table; these are its options (``docs/tables.md``).
 
     Attributes
     ----------
@@ -127,14 +132,19 @@ class MaxEntModel:
     """
 
     def __new__(cls, release=None, populations=None, **options):
-        if cls is MaxEntModel and _tables_only(release) and populations is None:
+        if cls is MaxEntModel and tables_only(release) and populations is None:
             from .tables.model import TableModel  # tables without people: reconstruction
 
             return TableModel(release, **options)
+        if options:
+            raise ReleaseError(
+                f"{', '.join(sorted(options))}: for published tables without a population "
+                "only (MaxEntModel([Tabulated, ...], domains=..., total=...))"
+            )
         return super().__new__(cls)
 
-    def __init__(self, release, populations=None):
-        releases, populations, tables = _check_releases(release, populations)
+    def __init__(self, release, populations=None, **options):
+        releases, populations, tables = check_releases(release, populations)
         #: the counts tables given (read as generalized releases of the population)
         self.tables = tables
         self.releases = releases
@@ -757,42 +767,3 @@ class MaxEntModel:
         from .bounds.intervals import bounds
 
         return bounds(self, by=by, values=values, exact=exact, **options)
-
-
-def _tables_only(release) -> bool:
-    """Whether ``release`` is published tables (one or a list), none of them records."""
-    from .releases.tabulated import Tabulated
-
-    items = list(release) if isinstance(release, (list, tuple)) else [release]
-    return bool(items) and all(isinstance(r, Tabulated) for r in items)
-
-
-def _check_releases(release, populations) -> tuple[list, list, list]:
-    """The releases and populations as lists, checked, and the counts tables among them
-    (each read as a generalized release of its population)."""
-    from .releases.table_people import split_tables
-
-    releases = list(release) if isinstance(release, (list, tuple)) else [release]
-    if not releases:
-        raise ReleaseError("MaxEntModel needs at least one release")
-    if populations is None:
-        populations = [None] * len(releases)
-    elif isinstance(populations, pd.DataFrame):
-        populations = [populations] + [None] * (len(releases) - 1)
-    populations = list(populations)
-    if len(populations) != len(releases):
-        raise ReleaseError(
-            f"{len(populations)} populations for {len(releases)} releases (use None for "
-            "releases that need none)"
-        )
-    releases, populations, tables = split_tables(releases, populations)
-    for r, rel in enumerate(releases, start=1):
-        if not isinstance(rel, tuple(RELEASE_KINDS.values())):
-            names = ", ".join(k.__name__ for k in RELEASE_KINDS.values())
-            raise ReleaseError(
-                f"MaxEntModel needs releases of a registered kind ({names}); release {r} "
-                f"is a {type(rel).__name__}"
-            )
-    if len(releases) > 1:
-        check_same_schema(releases)
-    return releases, populations, tables

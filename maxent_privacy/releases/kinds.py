@@ -16,12 +16,23 @@ pass replace=True
 
 from __future__ import annotations
 
+import pandas as pd
+
 from .._validation import ArgumentError, shown
-from .bucketized import Bucketized
+from ..errors import ReleaseError
+from .bucketized import Bucketized, check_same_schema
 from .generalized import Generalized
 from .protocol import DERIVED
+from .table_people import split_tables
+from .tabulated import Tabulated
 
-__all__ = ["RELEASE_KINDS", "register_release_kind", "unregister_release_kind"]
+__all__ = [
+    "RELEASE_KINDS",
+    "check_releases",
+    "register_release_kind",
+    "tables_only",
+    "unregister_release_kind",
+]
 
 #: name -> class of every release kind (the package's and those registered)
 RELEASE_KINDS: dict[str, type] = {"bucketized": Bucketized, "generalized": Generalized}
@@ -56,3 +67,38 @@ def unregister_release_kind(name: str) -> None:
     if name not in RELEASE_KINDS:
         raise ArgumentError(f"no release kind named {name!r} is registered")
     del RELEASE_KINDS[name]
+
+
+def tables_only(release) -> bool:
+    """Whether ``release`` is published tables (one or a list), none of them records."""
+    items = list(release) if isinstance(release, (list, tuple)) else [release]
+    return bool(items) and all(isinstance(r, Tabulated) for r in items)
+
+
+def check_releases(release, populations) -> tuple[list, list, list]:
+    """The model's releases and populations as lists, checked, and the counts tables
+    among them (each read as a generalized release of its population)."""
+    releases = list(release) if isinstance(release, (list, tuple)) else [release]
+    if not releases:
+        raise ReleaseError("MaxEntModel needs at least one release")
+    if populations is None:
+        populations = [None] * len(releases)
+    elif isinstance(populations, pd.DataFrame):
+        populations = [populations] + [None] * (len(releases) - 1)
+    populations = list(populations)
+    if len(populations) != len(releases):
+        raise ReleaseError(
+            f"{len(populations)} populations for {len(releases)} releases (use None for "
+            "releases that need none)"
+        )
+    releases, populations, tables = split_tables(releases, populations)
+    for r, rel in enumerate(releases, start=1):
+        if not isinstance(rel, tuple(RELEASE_KINDS.values())):
+            names = ", ".join(k.__name__ for k in RELEASE_KINDS.values())
+            raise ReleaseError(
+                f"MaxEntModel needs releases of a registered kind ({names}); release {r} "
+                f"is a {type(rel).__name__}"
+            )
+    if len(releases) > 1:
+        check_same_schema(releases)
+    return releases, populations, tables
