@@ -48,13 +48,9 @@ class Rows:
         """Combinations a row of nonnegative coefficients with upper bound 0 forces to 0."""
         M = sp.csr_array(self.M)
         nonneg = np.ones(M.shape[0], dtype=bool)
-        neg_rows = np.unique(np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))[M.data < 0])
-        nonneg[neg_rows] = False
-        rows = np.flatnonzero(nonneg & (self.upper <= 0))
-        zero = np.zeros(self.n, dtype=bool)
-        if len(rows):
-            zero[np.unique(M[rows].indices)] = True
-        return zero
+        nonneg[np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))[M.data < 0]] = False
+        hit = (nonneg & (self.upper <= 0)).astype(float)
+        return np.asarray(M.T @ hit) > 0  # one pass over the entries
 
     def split(self, keep: np.ndarray):
         """The rows over the combinations ``keep`` as ``O y = b``, ``G y <= h`` (rows

@@ -40,24 +40,32 @@ class Family:
     lower: np.ndarray
     upper: np.ndarray
 
+    def __post_init__(self):
+        inside = self.row >= 0
+        #: the combinations in some row (None: all of them) and their rows
+        self.at = None if inside.all() else np.flatnonzero(inside)
+        self.rows = self.row if self.at is None else self.row[self.at]
+
 
 def iterative_scaling(
     families: list, total: float, n: int, tol: float = 1e-9, max_cycles: int = 5000,
-    seconds: float = 20.0,
+    seconds: float = 20.0, start=None,
 ):  # fmt: skip
     """``(y, nu, converged)``: the table, each family's row multipliers (log factors:
     > 0 where a lower bound holds, < 0 an upper bound) and whether every row is met
-    within ``tol * total`` records."""
-    y = np.full(n, total / max(n, 1))
-    nu = [np.zeros(len(f.lower)) for f in families]
+    within ``tol * total`` records. ``start``: a ``(y, nu)`` to go on from."""
+    if start is None:
+        y = np.full(n, total / max(n, 1))
+        nu = [np.zeros(len(f.lower)) for f in families]
+    else:
+        y, nu = start[0].copy(), [v.copy() for v in start[1]]
     deadline = time.perf_counter() + seconds
     limit = tol * max(total, 1.0)
     for _ in range(max_cycles):
         worst = 0.0
         for k, f in enumerate(families):
-            inside = f.row >= 0
-            rows = f.row[inside]
-            s = np.bincount(rows, weights=y[inside], minlength=len(f.lower))
+            rows = f.rows
+            s = np.bincount(rows, weights=y if f.at is None else y[f.at], minlength=len(f.lower))
             worst = max(worst, float(np.max(np.maximum(f.lower - s, s - f.upper), initial=0)))
             with np.errstate(divide="ignore", invalid="ignore"):
                 s0 = s * np.exp(-nu[k])  # the row's sum without its own scaling
@@ -68,7 +76,10 @@ def iterative_scaling(
             if np.abs(new).max(initial=0.0) > DIVERGED:
                 return y, nu, False  # rows no table meets together, or zeros they force
             if np.any(delta):
-                y[inside] *= np.exp(delta)[rows]
+                if f.at is None:
+                    y *= np.exp(delta)[rows]
+                else:
+                    y[f.at] *= np.exp(delta)[rows]
                 nu[k] = new
         if worst <= limit:
             return y, nu, True

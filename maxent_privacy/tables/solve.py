@@ -30,14 +30,20 @@ import scipy.sparse as sp
 from ..errors import MaxEntError
 from ..solve.forced_zeros import lp_forced_zeros
 from ..solve.newton import DualUnbounded, NotConverged, newton_maxent
+from ..solve.tolerances import GAP_RELATIVE
 from .rows import Rows, explain
-from .scaling import Family, iterative_scaling
+from .scaling import DIVERGED, Family, iterative_scaling
 from .system import TableSystem
 
 __all__ = ["TableResult", "solve_table"]
 
 #: passes of fixing proved zeros and solving again
 PASSES = 6
+#: seconds iterative scaling may take before Newton's method takes over: this much per
+#: combination left free, at least half a second, at most SCALING_SECONDS (Newton's
+#: method is quick on small tables and slow on large ones)
+SCALING_PER_CELL = 2e-4
+SCALING_SECONDS = 30.0
 
 
 class TableResult:
@@ -45,7 +51,9 @@ class TableResult:
 
     ``y``: the expected count of every combination; ``certificate``: our check
     (``residual``: the largest violation of a row, records; ``gap``: the duality gap,
-    nats; ``verified``); ``summary``: sizes and time; ``zeros``: combinations proved 0.
+    nats per record; ``verified``: the residual at most ``tol`` times the records, the
+    gap at most ``tol`` or a millionth of the entropy per record, as for people);
+    ``summary``: sizes and time; ``zeros``: combinations proved 0.
     """
 
     def __init__(self, system: TableSystem, y, certificate: dict, summary: dict, zeros):
@@ -132,7 +140,8 @@ def _plain(rows: Rows) -> bool:
 
 
 def _scaled(system: TableSystem, rows: Rows, zero, tol: float):
-    """(y, (theta, lin)) by iterative scaling, or None when it did not converge."""
+    """(y, (theta, lin)) by iterative scaling, or None when no answer it reached within
+    :data:`SCALING_SECONDS` met our certificate (tighter row tolerances in turn)."""
     keep = np.flatnonzero(~zero)
     families = []
     for t in system.tables:
@@ -143,22 +152,43 @@ def _scaled(system: TableSystem, rows: Rows, zero, tol: float):
         row = np.where((row >= 0) & hidden[np.maximum(row, 0)], -1, row)
         families.append(Family(row[keep], t.lower, t.upper))
     N = system.total
-    y_keep, nu, ok = iterative_scaling(
-        families + [Family(np.zeros(len(keep), dtype=np.int64), np.array([N]), np.array([N]))],
-        N, len(keep), tol=tol * 1e-3,
-    )  # fmt: skip
-    if not ok:
-        return None
+    families.append(Family(np.zeros(len(keep), dtype=np.int64), np.array([N]), np.array([N])))
+    seconds = min(max(SCALING_PER_CELL * len(keep), 0.5), SCALING_SECONDS)
+    deadline = time.perf_counter() + seconds
+    state, cycles, last = None, 20, np.inf
+    while time.perf_counter() < deadline:
+        left = deadline - time.perf_counter()
+        y_keep, nu, ok = iterative_scaling(
+            families, N, len(keep), tol=tol * 1e-3, max_cycles=cycles, seconds=left, start=state
+        )
+        if not all(np.isfinite(v).all() for v in nu) or not np.isfinite(y_keep).all():
+            return None
+        state = (y_keep, nu)
+        answer = _from_scaling(families[:-1], nu[:-1], y_keep, keep, rows.n)
+        verdict = check(rows, answer[0], N, tol, *answer[1])
+        if verdict["verified"]:
+            return answer
+        if ok or max(np.abs(v).max(initial=0.0) for v in nu) > DIVERGED:
+            return None  # met every row yet not verified, or running off: Newton's turn
+        if cycles >= 80 and verdict["residual"] > 0.98 * last:
+            return None  # stalled: rows that disagree, or zeros they force
+        last = verdict["residual"]
+        cycles = min(2 * cycles, 400)  # our check costs about one cycle per 20
+    return None
+
+
+def _from_scaling(families, nu, y_keep, keep, n):
+    """The table and the dual point (theta, lin) of the scaling's multipliers."""
     theta = np.zeros(len(keep))
     lin = 0.0
-    for f, v in zip(families, nu[:-1], strict=True):
+    for f, v in zip(families, nu, strict=True):
         inside = f.row >= 0
         theta[inside] += v[f.row[inside]]
         bound = np.where(v < 0, f.upper, f.lower)
         lin -= float(np.sum(np.where(v != 0, v * bound, 0.0)))
-    y = np.zeros(rows.n)
+    y = np.zeros(n)
     y[keep] = y_keep
-    return y, (_full(theta, keep, rows.n), lin)
+    return y, (_full(theta, keep, n), lin)
 
 
 def _full(theta, keep, n):
@@ -208,16 +238,19 @@ def check(rows: Rows, y, N: float, tol: float, theta=None, lin: float = 0.0) -> 
     violation = np.maximum(np.maximum(rows.lower - My, My - rows.upper), 0.0)
     residual = float(max(violation.max(initial=0.0), abs(y.sum() - N), -y.min(initial=0.0)))
     entropy = float(-np.sum(y[y > 0] * np.log(y[y > 0])))
-    gap = 0.0
+    gap = 0.0  # nats per record, as the models of people report it
     if theta is not None:
         top = theta[np.isfinite(theta)].max()
         log_w = top + np.log(np.exp(theta - top).sum())
         phi = float(lin + N * log_w - N * np.log(N))
-        gap = phi - entropy
+        gap = (phi - entropy) / max(N, 1.0)
     scale = max(1.0, N)
     return {
         "residual": residual,
         "gap": gap,
         "entropy": entropy,
-        "verified": bool(residual <= tol * scale and abs(gap) <= tol * scale),
+        "verified": bool(
+            residual <= tol * scale
+            and abs(gap) <= max(tol, GAP_RELATIVE * abs(entropy) / max(N, 1.0))
+        ),
     }

@@ -244,9 +244,11 @@ def _column_map(table: Tabulated, column: str, values: list, cell_columns=frozen
         of_value[mask] = k
         if not mask.any():
             row = raws.index(raw) + 1
+            some = ", ".join(map(str, values[:5])) + (", ..." if len(values) > 5 else "")
             raise ReleaseError(
                 f"{table.label}, row {row}, column {column!r}: {shown(raw)} covers no value "
-                "of the column's domain"
+                f"of the column's domain ({some}: the exact values the tables show); give "
+                f"them all with domains={{{column!r}: [...]}}"
             )
     label_of = np.array([label_index[raw] for raw in raws], dtype=np.int64)
     return distinct, of_value, label_of
