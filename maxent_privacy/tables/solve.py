@@ -42,8 +42,8 @@ PASSES = 6
 #: seconds iterative scaling may take before Newton's method takes over: this much per
 #: combination left free, at least half a second, at most SCALING_SECONDS (Newton's
 #: method is quick on small tables and slow on large ones)
-SCALING_PER_CELL = 2e-4
-SCALING_SECONDS = 30.0
+SCALING_PER_CELL = 5e-4
+SCALING_SECONDS = 60.0
 
 
 class TableResult:
