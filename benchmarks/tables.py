@@ -68,6 +68,8 @@ import numpy as np
 import pandas as pd
 from _common import argument_parser, machine_info, machine_lines, md_table
 
+from maxent_privacy.files import write_text
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results"
 
@@ -293,14 +295,14 @@ def task_small(spec: dict) -> dict:
 def child(spec_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     row = task_large(spec) if spec["task"] == "large" else task_small(spec)
-    Path(spec_path + ".out.json").write_text(json.dumps(row, default=float))
+    write_text(spec_path + ".out.json", json.dumps(row, default=float))
 
 
 def measure(spec: dict, budget: float, folder: Path) -> dict:
     """Run one task in a child process; killed after ``budget`` seconds."""
     path = folder / f"spec-{spec['task']}-{spec['seed']}-{spec.get('variant', '')}.json"
     path = Path(str(path).replace(" ", "_").replace("<", "lt"))
-    path.write_text(json.dumps(spec))
+    write_text(path, json.dumps(spec))
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
     t0 = time.perf_counter()
     try:
@@ -434,7 +436,7 @@ def main(argv=None) -> int:
     ])  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
     name = "tables-quick.md" if args.quick else "tables.md"
-    (args.out / name).write_text(text, encoding="utf-8")
+    write_text(args.out / name, text)
     print(table)
     print(f"\nwritten: {args.out / name}")
     return 0
