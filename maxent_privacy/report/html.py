@@ -298,6 +298,8 @@ def _read_population(k: int, path: str, population: pd.DataFrame) -> list[str]:
 
 def _python_model(m, files: list, population_files: list) -> list[str]:
     """The Python lines that read the releases (and populations) and make ``model``."""
+    if getattr(m, "tables", None) and len(m.tables) == len(files):
+        return _python_tables(m, files, population_files)
     lines = []
     rels, pops = m.releases, list(m.populations)
     read: dict[int, str] = {}
@@ -320,6 +322,29 @@ def _python_model(m, files: list, population_files: list) -> list[str]:
         given = ", ".join(read.get(k, "None") for k in range(1, len(rels) + 1))
         return [*lines, f"model = mp.MaxEntModel({released}, populations=[{given}])"]
     return [*lines, f"model = mp.MaxEntModel({released})"]
+
+
+def _python_tables(m, files: list, population_files: list) -> list[str]:
+    """The Python lines that read published counts tables and their population."""
+    lines = []
+    for k, (path, t) in enumerate(zip(files, m.tables, strict=True), start=1):
+        options = f"qi={list(t.qi)!r}, sa={t.sa!r}, count={t.count!r}"
+        if t.rounding is not None:
+            options += f", rounding={t.rounding}"
+        if t.suppressed_words != ("x", ""):
+            options += f", suppressed={t.suppressed_words!r}"
+        lines += [
+            f"frame{k} = pd.read_csv({str(path)!r}, dtype=str, keep_default_na=False)",
+            f"rel{k} = mp.Tabulated(frame{k}, {options}, name={t.name!r})",
+        ]
+    population = next((p for p in m.populations if p is not None), None)
+    names = ", ".join(f"rel{k}" for k in range(1, len(files) + 1))
+    if population is None:
+        return [*lines, f"model = mp.MaxEntModel([{names}])"]
+    path = str(population_files[0]) if population_files else "POPULATION.csv"
+    lines += _read_population(1, path, population)
+    rest = ", None" * (len(files) - 1)
+    return [*lines, f"model = mp.MaxEntModel([{names}], populations=[pop1{rest}])"]
 
 
 def _reproduce(result, threshold: float, command, sources, knowledge, populations=None) -> dict:
