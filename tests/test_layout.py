@@ -185,7 +185,8 @@ BEFORE = {
 #: ``maxent_privacy.__all__`` before the wings
 TOP = (
     "Bucketized Certificate Generalized InaccuracyWarning InaccurateSolution "
-    "InconsistentTables InfeasibleKnowledge KnowledgeError KnowledgeFileError MaxEntError MaxEntModel "
+    "InconsistentTables InfeasibleKnowledge KnowledgeError KnowledgeFileError MaxEntError "
+    "MaxEntModel "
     "OutputError Person ReleaseError Result Rules SolveOptions SolverFailed "
     "SolverNotInstalled SolverOptionError StaleResult Structure Tabulated UnsupportedModel "
     "anonymize "
