@@ -33,7 +33,7 @@ from pathlib import Path
 
 from .. import files
 from ..errors import ReleaseError
-from .argtypes import seconds
+from .argtypes import seconds, whole
 from .inputs import MAX_MESSAGE, InputError, UsageError, one_line, read_release_csv
 from .terminal import plain
 
@@ -60,26 +60,6 @@ def _protection(text: str) -> float:
     return value
 
 
-def _records(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a number of records is at least 0, got {text}")
-    return value
-
-
-def _base(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"a rounding base is at least 2, got {text}")
-    return value
-
-
 def add_table_options(p: argparse.ArgumentParser, count_required: bool) -> None:
     """How counts tables are read and audited (``audit``, ``report --tables``)."""
     p.add_argument(
@@ -99,14 +79,14 @@ def add_table_options(p: argparse.ArgumentParser, count_required: bool) -> None:
     )
     p.add_argument(
         "--rounding",
-        type=_base,
+        type=whole(2),
         metavar="B",
         help="every table's counts are randomly rounded to base B: a published c stands "
         "for c-(B-1) ... c+(B-1)",
     )
     p.add_argument(
         "--total",
-        type=_records,
+        type=whole(0),
         metavar="N",
         help="the number of records, when no table gives it exactly (every table rounded, "
         "or with a suppressed or interval cell)",

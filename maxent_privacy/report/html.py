@@ -438,6 +438,21 @@ def breakable(name) -> str:
     return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(str(name)))))
 
 
+def environment():
+    """The pages' jinja2 environment: our templates, everything escaped, ``breakable``."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("maxent_privacy.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["breakable"] = breakable
+    return env
+
+
 def render_report(
     result,
     threshold: float = 0.5,
@@ -460,7 +475,6 @@ def render_report(
     knowledge file's name; ``knowledge=``, its old name, is deprecated), ``command``
     (the command line) and ``populations`` (the population files' names), each None by
     default; any other keyword is a TypeError."""
-    import jinja2
 
     from .. import __version__
 
@@ -483,14 +497,7 @@ def render_report(
     c = result.certificate
     people = summary["people"]
     pct = 100 * summary["people_at_risk"] / people if people else 0.0
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("maxent_privacy.report", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["breakable"] = breakable
+    env = environment()
     context = {
         "title": title or "Privacy risk report",
         "version": __version__,

@@ -34,7 +34,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .html import _png, breakable
+from .html import _png, environment
 from .safety import PLAIN
 
 __all__ = [
@@ -359,7 +359,6 @@ def render_tables_report(
     it was not computed when None); ``sources``: the tables' file names; ``command``:
     the command line that made the page.
     """
-    import jinja2
 
     from .. import __version__
 
@@ -368,14 +367,7 @@ def render_tables_report(
     keys = list(audit.attrs.get("keys", []))
     hidden = _hidden_rows(audit)
     summary = audit_summary(audit)
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("maxent_privacy.report", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["breakable"] = breakable
+    env = environment()
     columns, likeliest = _likeliest(result)
     if protection is None:
         protection_words = None
