@@ -105,10 +105,10 @@ class _Programs:
 class _Sides:
     """The state of every target's two sides while programs settle them."""
 
-    def __init__(self, rows: Rows, T: sp.csr_array, lower, upper, cap):
+    def __init__(self, rows: Rows, T: sp.csr_array, lower, upper):
         self.rows = rows
         self.T = T
-        self.lower, self.upper, self.cap = lower, upper, cap
+        self.lower, self.upper = lower, upper
         self.low_done = np.zeros(T.shape[0], dtype=bool)
         self.up_done = np.zeros(T.shape[0], dtype=bool)
         #: the lowest and highest value of each target in the whole-number tables seen
@@ -189,7 +189,7 @@ def _side_bounds(rows, T, zero, lower, upper, integral, deadline, progress, desc
     """Settle every side between the proved ``lower`` and ``upper`` by programs: the
     :class:`Bounds` and the sides' record (whole tables seen)."""
     k = T.shape[0]
-    sides = _Sides(rows, T, lower.astype(float).copy(), upper.astype(float).copy(), upper)
+    sides = _Sides(rows, T, lower.astype(float).copy(), upper.astype(float).copy())
     sides.low_done |= sides.lower >= sides.upper - ATTAIN
     sides.up_done |= sides.lower >= sides.upper - ATTAIN
     if seen is not None:

@@ -47,27 +47,14 @@ class Rows:
     def forced_zeros(self) -> np.ndarray:
         """Combinations a row of nonnegative coefficients with upper bound 0 forces to 0."""
         M = sp.csr_array(self.M)
-        nonneg = np.ones(M.shape[0], dtype=bool)
-        nonneg[np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))[M.data < 0]] = False
-        hit = (nonneg & (self.upper <= 0)).astype(float)
+        hit = (_nonneg_rows(M) & (self.upper <= 0)).astype(float)
         return np.asarray(M.T @ hit) > 0  # one pass over the entries
 
     def split(self, keep: np.ndarray):
         """The rows over the combinations ``keep`` as ``O y = b``, ``G y <= h`` (rows
         already implied by ``y >= 0`` and the empty rows left out)."""
         M = sp.csr_array(self.M[:, keep])
-        nonneg = (
-            np.array(
-                [(M.data[M.indptr[i] : M.indptr[i + 1]] >= 0).all() for i in range(M.shape[0])]
-            )
-            if M.shape[0] < 10
-            else None
-        )
-        if nonneg is None:
-            neg = np.zeros(M.shape[0], dtype=bool)
-            row_of = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
-            neg[np.unique(row_of[M.data < 0])] = True
-            nonneg = ~neg
+        nonneg = _nonneg_rows(M)
         empty = np.diff(M.indptr) == 0
         eq = (self.lower == self.upper) & ~empty
         up = ~eq & np.isfinite(self.upper) & ~empty
@@ -76,6 +63,13 @@ class Rows:
         G = sp.vstack([M[np.flatnonzero(up)], -M[np.flatnonzero(low)]], format="csr")
         h = np.concatenate([self.upper[up], -self.lower[low]])
         return sp.csr_array(E), b, sp.csr_array(G), h
+
+
+def _nonneg_rows(M: sp.csr_array) -> np.ndarray:
+    """True for a row with no negative coefficient."""
+    out = np.ones(M.shape[0], dtype=bool)
+    out[np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))[M.data < 0]] = False
+    return out
 
 
 def all_rows(system: TableSystem, facts: list) -> Rows:

@@ -123,7 +123,7 @@ class TableSystem:
 
     def published_rows(self):
         """All published rows stacked: (A, lower, upper, labels)."""
-        parts = [t for t in self.tables]
+        parts = self.tables
         A = sp.vstack([t.A for t in parts], format="csr") if parts else sp.csr_array((0, self.n))
         lower = np.concatenate([t.lower for t in parts]) if parts else np.zeros(0)
         upper = np.concatenate([t.upper for t in parts]) if parts else np.zeros(0)
