@@ -21,6 +21,7 @@ statistics' rows, and the total.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -56,6 +57,11 @@ class TableRows:
     published: list
     suppressed: np.ndarray
     row: np.ndarray
+
+    @cached_property
+    def labels(self) -> list[str]:
+        """How messages name each row (made once: every ``rows()`` reads them)."""
+        return _labels(self)
 
     def index(self) -> pd.Index:
         """The cells as an index: the table's columns as levels (``"total"`` without)."""
@@ -127,7 +133,7 @@ class TableSystem:
         A = sp.vstack([t.A for t in parts], format="csr") if parts else sp.csr_array((0, self.n))
         lower = np.concatenate([t.lower for t in parts]) if parts else np.zeros(0)
         upper = np.concatenate([t.upper for t in parts]) if parts else np.zeros(0)
-        labels = [label for t in parts for label in _labels(t)]
+        labels = [label for t in parts for label in t.labels]
         return A, lower, upper, labels
 
 
@@ -324,7 +330,7 @@ def _stat_rows(t: TableRows, system: TableSystem):
     v = values[system.codes(of)]
     A = sp.csr_array(t.A)
     rows, rhs, labels = [], [], []
-    names = _labels(t)
+    names = t.labels
     for r in range(len(table)):
         if table.suppressed[r]:
             continue
