@@ -74,12 +74,11 @@ def _nonneg_rows(M: sp.csr_array) -> np.ndarray:
 
 def all_rows(system: TableSystem, facts: list) -> Rows:
     """The published rows, the total, the statistics and the hard facts of ``facts``."""
-    A, lo, hi, labels = system.published_rows()
     n = system.n
-    parts = [(A, lo, hi, labels, "published")]
+    parts = [(t.A, t.lower, t.upper, t.labels, "published") for t in system.tables]
     parts.append(
         (
-            sp.csr_array(np.ones((1, n))),
+            sp.csr_array((np.ones(n), np.arange(n), [0, n]), shape=(1, n)),
             [system.total],
             [system.total],
             [f"the total ({system.total:g} records)"],

@@ -34,6 +34,7 @@ from ..solve.tolerances import GAP_RELATIVE
 from .rows import Rows, explain
 from .scaling import DIVERGED, Family, iterative_scaling
 from .system import TableSystem
+from .zeros import implied_zeros
 
 __all__ = ["TableResult", "solve_table"]
 
@@ -44,6 +45,9 @@ PASSES = 6
 #: method is quick on small tables and slow on large ones)
 SCALING_PER_CELL = 5e-4
 SCALING_SECONDS = 60.0
+#: a part of the table whose rows are still off by more than this share of the
+#: tolerance after 140 cycles of scaling gets an LP for the zeros its tables imply
+SLOW = 1e-3
 
 
 class TableResult:
@@ -116,7 +120,7 @@ def solve_table(system: TableSystem, rows: Rows, tol: float = 1e-6) -> TableResu
     how = {"zero rows": int(zero.sum()), "dual certificate": 0, "LP": 0}
     y, dual, solver = np.zeros(n), None, "iterative scaling"
     if N > 0 and (~zero).any():
-        answer = _scaled(system, rows, zero, tol) if _plain(rows) else None
+        answer = _scaled(system, rows, zero, tol, how) if _plain(rows) else None
         if answer is None:
             solver = "maxent (Newton on the dual)"
             answer = _newton(rows, zero, N, how)
@@ -139,23 +143,18 @@ def _plain(rows: Rows) -> bool:
     return bool(np.isin(rows.kind, ["published", "total"]).all())
 
 
-def _scaled(system: TableSystem, rows: Rows, zero, tol: float):
+def _scaled(system: TableSystem, rows: Rows, zero, tol: float, how: dict):
     """(y, (theta, lin)) by iterative scaling, or None when no answer it reached within
-    :data:`SCALING_SECONDS` met our certificate (tighter row tolerances in turn)."""
+    the time budget met our certificate. When it creeps (after 140 cycles), the parts of
+    the table still off by more than :data:`SLOW` of the tolerance get one LP for the
+    zeros the tables imply (:func:`~.zeros.implied_zeros`); those are fixed (counted in
+    ``how["LP"]``) and scaling goes on without them."""
     keep = np.flatnonzero(~zero)
-    families = []
-    for t in system.tables:
-        coo = sp.coo_array(t.A)
-        row = np.full(rows.n, -1, dtype=np.int64)
-        row[coo.col] = coo.row
-        hidden = ~np.isfinite(t.upper) & (t.lower <= 0)  # suppressed: no row
-        row = np.where((row >= 0) & hidden[np.maximum(row, 0)], -1, row)
-        families.append(Family(row[keep], t.lower, t.upper))
+    families = _families(system, rows, keep)
     N = system.total
-    families.append(Family(np.zeros(len(keep), dtype=np.int64), np.array([N]), np.array([N])))
     seconds = min(max(SCALING_PER_CELL * len(keep), 0.5), SCALING_SECONDS)
     deadline = time.perf_counter() + seconds
-    state, cycles, last = None, 20, np.inf
+    state, cycles, last, searched = None, 20, np.inf, False
     while time.perf_counter() < deadline:
         left = deadline - time.perf_counter()
         y_keep, nu, ok = iterative_scaling(
@@ -170,11 +169,39 @@ def _scaled(system: TableSystem, rows: Rows, zero, tol: float):
             return answer
         if ok or max(np.abs(v).max(initial=0.0) for v in nu) > DIVERGED:
             return None  # met every row yet not verified, or running off: Newton's turn
+        if cycles >= 80 and not searched:
+            searched = True
+            slow = violations(rows, answer[0]) > SLOW * tol * max(N, 1.0)
+            found = implied_zeros(rows, zero, slow, deadline - time.perf_counter())
+            if len(found):
+                zero[found] = True
+                how["LP"] += len(found)
+                still = ~zero[keep]
+                keep = keep[still]
+                families = [Family(f.row[still], f.lower, f.upper) for f in families]
+                state, cycles, last = (y_keep[still], nu), 20, np.inf
+                continue
         if cycles >= 80 and verdict["residual"] > 0.98 * last:
             return None  # stalled: rows that disagree, or zeros they force
         last = verdict["residual"]
         cycles = min(2 * cycles, 400)  # our check costs about one cycle per 20
     return None
+
+
+def _families(system: TableSystem, rows: Rows, keep) -> list:
+    """One :class:`~.scaling.Family` per published table (its suppressed cells no row)
+    and one for the total, over the combinations ``keep``."""
+    families = []
+    for t in system.tables:
+        coo = sp.coo_array(t.A)
+        row = np.full(rows.n, -1, dtype=np.int64)
+        row[coo.col] = coo.row
+        hidden = ~np.isfinite(t.upper) & (t.lower <= 0)  # suppressed: no row
+        row = np.where((row >= 0) & hidden[np.maximum(row, 0)], -1, row)
+        families.append(Family(row[keep], t.lower, t.upper))
+    N = system.total
+    families.append(Family(np.zeros(len(keep), dtype=np.int64), np.array([N]), np.array([N])))
+    return families
 
 
 def _from_scaling(families, nu, y_keep, keep, n):
@@ -230,12 +257,17 @@ def _newton(rows: Rows, zero, N: float, how: dict):
     raise MaxEntError("the maximum-entropy table was not found: zeros kept appearing")
 
 
+def violations(rows: Rows, y) -> np.ndarray:
+    """How far ``y`` is outside each row's bounds, in records (0 where it is inside)."""
+    My = rows.M @ y
+    return np.maximum(np.maximum(rows.lower - My, My - rows.upper), 0.0)
+
+
 def check(rows: Rows, y, N: float, tol: float, theta=None, lin: float = 0.0) -> dict:
     """Our own certificate of ``y``: the largest row violation, and the duality gap
     ``phi - H(y)`` with ``phi = lin + N log sum exp(theta) - N log N`` recomputed from the
     multipliers (``theta``: their log weight per combination, -inf where fixed at 0)."""
-    My = rows.M @ y
-    violation = np.maximum(np.maximum(rows.lower - My, My - rows.upper), 0.0)
+    violation = violations(rows, y)
     residual = float(max(violation.max(initial=0.0), abs(y.sum() - N), -y.min(initial=0.0)))
     entropy = float(-np.sum(y[y > 0] * np.log(y[y > 0])))
     gap = 0.0  # nats per record, as the models of people report it

@@ -117,7 +117,8 @@ class TableSystem:
         for a in self.attributes:
             values = np.empty(len(self.domain[a]), dtype=object)
             values[:] = list(self.domain[a])
-            out[a] = _typed(values[self.codes(a, which)])
+            # the domain's values typed once, then taken (not a column of objects typed)
+            out[a] = pd.Series(_typed(values)).array.take(self.codes(a, which))
         return pd.DataFrame(out)
 
     def index(self, which=None) -> pd.MultiIndex | pd.Index:
@@ -126,15 +127,6 @@ class TableSystem:
         if len(self.attributes) == 1:
             return pd.Index(frame.iloc[:, 0], name=self.attributes[0])
         return pd.MultiIndex.from_frame(frame)
-
-    def published_rows(self):
-        """All published rows stacked: (A, lower, upper, labels)."""
-        parts = self.tables
-        A = sp.vstack([t.A for t in parts], format="csr") if parts else sp.csr_array((0, self.n))
-        lower = np.concatenate([t.lower for t in parts]) if parts else np.zeros(0)
-        upper = np.concatenate([t.upper for t in parts]) if parts else np.zeros(0)
-        labels = [label for t in parts for label in t.labels]
-        return A, lower, upper, labels
 
 
 def _typed(values: np.ndarray) -> np.ndarray:
