@@ -14,6 +14,8 @@ Modules:
 - ``rows``: every row stacked (published, total, statistics, facts) and the explanation of
   inconsistent tables
 - ``scaling``: iterative scaling (IPF with intervals) for tables of counts
+- ``zeros``: combinations the tables force to 0 together (no published 0 names them),
+  found by an LP and proved from its duals
 - ``solve``: the maximum-entropy table, by scaling or Newton's method, with our certificate
 - ``bounds``: LP and integral bounds of counts, with time limits marked
 - ``model``: :class:`TableModel`, what users hold: knowledge, solve, bounds, summary

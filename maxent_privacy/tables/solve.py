@@ -2,11 +2,18 @@
 
 Maximize ``-sum y log y`` over ``y >= 0`` with ``sum y = N`` and every row of
 :func:`~maxent_privacy.tables.rows.all_rows`. Combinations a zero row forces are fixed
-first; the rest is :func:`~maxent_privacy.solve.newton.newton_maxent` with one record
-class of ``N`` records (its Gibbs form is the multiplicative one of iterative proportional
-fitting, so on margins alone the answer is IPF's). Cells the dual proves 0 (a recession
-certificate, or an LP) are fixed and the solve runs again. Our own code then checks the
-answer: the largest row violation and the duality gap, recomputed from the multipliers.
+first. Then, in turn, until one answer passes our check:
+
+* iterative scaling (:mod:`.scaling`) when every row is a published count: on margins
+  alone it is iterative proportional fitting; zeros the tables imply together are proved
+  by an LP (:mod:`.zeros`) and fixed;
+* up to :data:`CONIC_CELLS` free combinations, cvxpy's entropy program (Clarabel) and its
+  duals;
+* :func:`~maxent_privacy.solve.newton.newton_maxent` with one record class of ``N``
+  records, fixing the cells its dual proves 0 (a recession certificate, or an LP).
+
+Our own code checks the answer: the largest row violation and the duality gap,
+recomputed from the multipliers.
 
 >>> import pandas as pd
 >>> from maxent_privacy import Tabulated, MaxEntModel
@@ -22,7 +29,9 @@ True
 from __future__ import annotations
 
 import time
+import warnings
 
+import cvxpy as cp
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -45,6 +54,11 @@ PASSES = 6
 #: method is quick on small tables and slow on large ones)
 SCALING_PER_CELL = 5e-4
 SCALING_SECONDS = 60.0
+#: up to this many combinations left free, rows other than published counts (or scaling
+#: that does not converge) go to cvxpy's entropy program (Clarabel) before Newton's method
+CONIC_CELLS = 20_000
+#: Clarabel's stopping rules (its defaults, 1e-8, leave counts about 1e-5 off)
+CLARABEL_TOLERANCES = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11}
 #: a part of the table whose rows are still off by more than this share of the
 #: tolerance after 140 cycles of scaling gets an LP for the zeros its tables imply
 SLOW = 1e-3
@@ -121,6 +135,9 @@ def solve_table(system: TableSystem, rows: Rows, tol: float = 1e-6) -> TableResu
     y, dual, solver = np.zeros(n), None, "iterative scaling"
     if N > 0 and (~zero).any():
         answer = _scaled(system, rows, zero, tol, how) if _plain(rows) else None
+        if answer is None and (~zero).sum() <= CONIC_CELLS:
+            solver = "maxent (Clarabel, exponential cone)"
+            answer = _conic(rows, zero, N, tol)
         if answer is None:
             solver = "maxent (Newton on the dual)"
             answer = _newton(rows, zero, N, how)
@@ -222,6 +239,34 @@ def _full(theta, keep, n):
     out = np.full(n, -np.inf)
     out[keep] = theta
     return out
+
+
+def _conic(rows: Rows, zero, N: float, tol: float):
+    """(y, (theta, lin)) from cvxpy's entropy program (Clarabel) and its duals, or None
+    when it fails or our check does not verify it (Newton's method is tried next).
+    Tables no table of records meets raise :class:`InconsistentTables` (explained)."""
+    keep = np.flatnonzero(~zero)
+    E, b, G, h = rows.split(keep)
+    y = cp.Variable(len(keep), nonneg=True)
+    constraints = [E @ y == b] + ([G @ y <= h] if G.shape[0] else [])
+    problem = cp.Problem(cp.Maximize(cp.sum(cp.entr(y))), constraints)
+    try:
+        with warnings.catch_warnings():  # "may be inaccurate": our check judges below
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(solver=cp.CLARABEL, **CLARABEL_TOLERANCES)
+    except cp.error.SolverError:
+        return None
+    if problem.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        explain(rows)
+    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or y.value is None:
+        return None  # an inaccurate answer is judged by our check below
+    lam = np.asarray(constraints[0].dual_value, dtype=float)
+    mu = np.maximum(np.asarray(constraints[1].dual_value, dtype=float), 0.0) if len(h) else h
+    theta = -(E.T @ lam) - (G.T @ mu if len(h) else 0.0)
+    x = np.zeros(rows.n)
+    x[keep] = np.maximum(y.value, 0.0)
+    answer = x, (_full(theta, keep, rows.n), float(lam @ b + mu @ h))
+    return answer if check(rows, answer[0], N, tol, *answer[1])["verified"] else None
 
 
 def _newton(rows: Rows, zero, N: float, how: dict):
