@@ -16,7 +16,9 @@ Modules:
 - ``scaling``: iterative scaling (IPF with intervals) for tables of counts
 - ``zeros``: combinations the tables force to 0 together (no published 0 names them),
   found by an LP and proved from its duals
-- ``solve``: the maximum-entropy table, by scaling or Newton's method, with our certificate
+- ``dual``: L-BFGS-B on the dual, for large tables of intervals or statistics
+- ``solve``: the maximum-entropy table (scaling, L-BFGS-B, Clarabel or Newton's method),
+  with our certificate
 - ``bounds``: LP and integral bounds of counts, with time limits marked
 - ``model``: :class:`TableModel`, what users hold: knowledge, solve, bounds, summary
 """

@@ -266,15 +266,17 @@ class TableModel:
         self._result = None
 
     # ------------------------------------------------------------- answers
-    def solve(self, tol: float = 1e-6, **options):
+    def solve(self, tol: float = 1e-6, progress=None, **options):
         """The maximum-entropy table, checked by our own certificate (a
         :class:`~maxent_privacy.tables.solve.TableResult`: ``table()``, ``certificate``,
-        ``summary``)."""
+        ``summary``). ``progress``: None (a bar on stderr when more than 10^5
+        combinations are free), True / False, or a function given one line of text."""
         if options:
             raise KnowledgeError(
-                f"solve() of a model of tables takes tol= only, got {', '.join(options)}"
+                f"solve() of a model of tables takes tol= and progress= only, got "
+                f"{', '.join(options)}"
             )
-        self._result = solve_table(self.system, self.rows(), tol=tol)
+        self._result = solve_table(self.system, self.rows(), tol=tol, progress=progress)
         self._result.model = self
         return self._result
 

@@ -7,10 +7,14 @@ first. Then, in turn, until one answer passes our check:
 * iterative scaling (:mod:`.scaling`) when every row is a published count: on margins
   alone it is iterative proportional fitting; zeros the tables imply together are proved
   by an LP (:mod:`.zeros`) and fixed;
+* past :data:`CONIC_CELLS` free combinations, when rows are intervals (rounded counts) or
+  other than counts, or scaling does not converge: L-BFGS-B on the dual (:mod:`.dual`);
 * up to :data:`CONIC_CELLS` free combinations, cvxpy's entropy program (Clarabel) and its
   duals;
-* :func:`~maxent_privacy.solve.newton.newton_maxent` with one record class of ``N``
-  records, fixing the cells its dual proves 0 (a recession certificate, or an LP).
+* up to :data:`NEWTON_CELLS` free combinations,
+  :func:`~maxent_privacy.solve.newton.newton_maxent` with one record class of ``N``
+  records, fixing the cells its dual proves 0 (a recession certificate, or an LP); past
+  it, an error saying how far the others got.
 
 Our own code checks the answer: the largest row violation and the duality gap,
 recomputed from the multipliers.
@@ -36,10 +40,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._validation import progress_bar
 from ..errors import MaxEntError
 from ..solve.forced_zeros import lp_forced_zeros
 from ..solve.newton import DualUnbounded, NotConverged, newton_maxent
 from ..solve.tolerances import GAP_RELATIVE
+from .dual import lbfgs_maxent
 from .rows import Rows, explain
 from .scaling import DIVERGED, Family, iterative_scaling
 from .system import TableSystem
@@ -54,6 +60,13 @@ PASSES = 6
 #: method is quick on small tables and slow on large ones)
 SCALING_PER_CELL = 5e-4
 SCALING_SECONDS = 60.0
+#: past this many free combinations Newton's method is not tried after scaling (its
+#: factorizations take minutes and gigabytes there): scaling may take up to
+#: SCALING_SECONDS_LARGE, and what it cannot verify is an error
+NEWTON_CELLS = 50_000
+SCALING_SECONDS_LARGE = 600.0
+#: cycles of scaling at most
+MAX_CYCLES = 100_000
 #: up to this many combinations left free, rows other than published counts (or scaling
 #: that does not converge) go to cvxpy's entropy program (Clarabel) before Newton's method
 CONIC_CELLS = 20_000
@@ -126,18 +139,39 @@ class TableResult:
         )
 
 
-def solve_table(system: TableSystem, rows: Rows, tol: float = 1e-6) -> TableResult:
-    """The maximum-entropy table (see the module docstring)."""
+def solve_table(system: TableSystem, rows: Rows, tol: float = 1e-6, progress=None) -> TableResult:
+    """The maximum-entropy table (see the module docstring); ``progress`` as for
+    :func:`~maxent_privacy._validation.progress_bar` (the scaling's cycles, shown by
+    default past 10^5 free combinations)."""
     start = time.perf_counter()
     N, n = system.total, rows.n
     zero = rows.forced_zeros()
     how = {"zero rows": int(zero.sum()), "dual certificate": 0, "LP": 0}
     y, dual, solver = np.zeros(n), None, "iterative scaling"
     if N > 0 and (~zero).any():
-        answer = _scaled(system, rows, zero, tol, how) if _plain(rows) else None
-        if answer is None and (~zero).sum() <= CONIC_CELLS:
+        free = int((~zero).sum())
+        log: dict = {}
+        with progress_bar(
+            progress, total=MAX_CYCLES, desc="maximum-entropy table", unit="step",
+            auto=free > 100_000,
+        ) as bar:  # fmt: skip
+            answer = None
+            if _plain(rows) and not (_intervals(rows) and free > CONIC_CELLS):
+                answer = _scaled(system, rows, zero, tol, how, bar, log)
+            if answer is None and free > CONIC_CELLS:
+                solver = "maxent (L-BFGS-B on the dual)"
+                answer = _quasi_newton(rows, zero, N, tol, bar, log)
+        if answer is None and free <= CONIC_CELLS:
             solver = "maxent (Clarabel, exponential cone)"
             answer = _conic(rows, zero, N, tol)
+        if answer is None and free > NEWTON_CELLS:
+            raise MaxEntError(
+                f"the maximum-entropy table was not found: {log['method']} did not meet "
+                f"the rows ({log['why']}; residual {log['residual']:.2g} records after "
+                f"{log['steps']:,} steps, {log['seconds']:.0f} s) and {free:,} free "
+                f"combinations are too many for Newton's method; try solve(tol=...) above "
+                f"{tol:g}, or fewer combinations"
+            )
         if answer is None:
             solver = "maxent (Newton on the dual)"
             answer = _newton(rows, zero, N, how)
@@ -160,35 +194,50 @@ def _plain(rows: Rows) -> bool:
     return bool(np.isin(rows.kind, ["published", "total"]).all())
 
 
-def _scaled(system: TableSystem, rows: Rows, zero, tol: float, how: dict):
+def _scaled(system: TableSystem, rows: Rows, zero, tol: float, how: dict, bar, log: dict):
     """(y, (theta, lin)) by iterative scaling, or None when no answer it reached within
-    the time budget met our certificate. When it creeps (after 140 cycles), the parts of
-    the table still off by more than :data:`SLOW` of the tolerance get one LP for the
-    zeros the tables imply (:func:`~.zeros.implied_zeros`); those are fixed (counted in
-    ``how["LP"]``) and scaling goes on without them."""
+    the time budget met our certificate (``log`` then says why, the residual, the cycles
+    and the seconds; ``bar`` counts the cycles). When it creeps (after 140 cycles), the
+    parts of the table still off by more than :data:`SLOW` of the tolerance get one LP for
+    the zeros the tables imply (:func:`~.zeros.implied_zeros`); those are fixed (counted
+    in ``how["LP"]``) and scaling goes on without them."""
     keep = np.flatnonzero(~zero)
     families = _families(system, rows, keep)
     N = system.total
-    seconds = min(max(SCALING_PER_CELL * len(keep), 0.5), SCALING_SECONDS)
-    deadline = time.perf_counter() + seconds
-    state, cycles, last, searched = None, 20, np.inf, False
-    while time.perf_counter() < deadline:
-        left = deadline - time.perf_counter()
+    large = len(keep) > NEWTON_CELLS
+    cap = SCALING_SECONDS_LARGE if large else SCALING_SECONDS
+    start = time.perf_counter()
+    deadline = start + min(max(SCALING_PER_CELL * len(keep), 0.5), cap)
+    state, cycles, searched, done = None, 20, False, 0
+    history = []  # the residual at each check
+    log.update(method="iterative scaling", why="out of time", residual=np.inf, steps=0,
+               seconds=0.0)  # fmt: skip
+    while done == 0 or (time.perf_counter() < deadline and done < MAX_CYCLES):
+        left = max(deadline - time.perf_counter(), 0.0)
         y_keep, nu, ok = iterative_scaling(
             families, N, len(keep), tol=tol * 1e-3, max_cycles=cycles, seconds=left, start=state
         )
+        done += cycles
+        bar.update(cycles)
         if not all(np.isfinite(v).all() for v in nu) or not np.isfinite(y_keep).all():
+            log["why"] = "overflow"
             return None
         state = (y_keep, nu)
         answer = _from_scaling(families[:-1], nu[:-1], y_keep, keep, rows.n)
         verdict = check(rows, answer[0], N, tol, *answer[1])
+        log.update(residual=verdict["residual"], steps=done, seconds=time.perf_counter() - start)
+        bar.set_postfix_str(f"residual {verdict['residual']:.2g} records")
         if verdict["verified"]:
             return answer
         if ok or max(np.abs(v).max(initial=0.0) for v in nu) > DIVERGED:
-            return None  # met every row yet not verified, or running off: Newton's turn
+            log["why"] = "rows met but not verified" if ok else "multipliers running off"
+            return None  # Newton's turn
         if cycles >= 80 and not searched:
             searched = True
+            # exact rows only: intervals (rounded counts) leave zeros free, and their
+            # scaling creeps for other reasons
             slow = violations(rows, answer[0]) > SLOW * tol * max(N, 1.0)
+            slow &= rows.lower == rows.upper
             found = implied_zeros(rows, zero, slow, deadline - time.perf_counter())
             if len(found):
                 zero[found] = True
@@ -196,13 +245,53 @@ def _scaled(system: TableSystem, rows: Rows, zero, tol: float, how: dict):
                 still = ~zero[keep]
                 keep = keep[still]
                 families = [Family(f.row[still], f.lower, f.upper) for f in families]
-                state, cycles, last = (y_keep[still], nu), 20, np.inf
+                state, cycles, history = (y_keep[still], nu), 20, []
                 continue
-        if cycles >= 80 and verdict["residual"] > 0.98 * last:
-            return None  # stalled: rows that disagree, or zeros they force
-        last = verdict["residual"]
+        history.append(verdict["residual"])
+        if _stalled(history, 25 if large else 1):
+            log["why"] = "stalled"
+            return None  # rows that disagree, or zeros they force
         cycles = min(2 * cycles, 400)  # our check costs about one cycle per 20
     return None
+
+
+def _intervals(rows: Rows) -> bool:
+    """Whether some row is an interval (a rounded count; a suppressed cell is no row)."""
+    hidden = (rows.lower <= 0) & ~np.isfinite(rows.upper)
+    return bool(((rows.lower < rows.upper) & ~hidden).any())
+
+
+def _quasi_newton(rows: Rows, zero, N: float, tol: float, bar, log: dict):
+    """:func:`~.dual.lbfgs_maxent` within the scaling's time budget, our check after
+    every round; ``log`` as for :func:`_scaled`."""
+    free = int((~zero).sum())
+    cap = SCALING_SECONDS_LARGE if free > NEWTON_CELLS else SCALING_SECONDS
+    start = time.perf_counter()
+    log.update(method="L-BFGS-B on the dual", why="out of time", residual=np.inf, steps=0,
+               seconds=0.0)  # fmt: skip
+
+    def verified(y, theta, lin, steps) -> bool:
+        verdict = check(rows, y, N, tol, theta, lin)
+        log.update(residual=verdict["residual"], steps=steps,
+                   seconds=time.perf_counter() - start)  # fmt: skip
+        bar.set_postfix_str(f"residual {verdict['residual']:.2g} records")
+        return verdict["verified"]
+
+    seconds = min(max(SCALING_PER_CELL * free, 0.5), cap)
+    answer = lbfgs_maxent(rows, zero, N, tol, seconds, bar=bar, check=verified)
+    if answer is None and log["why"] == "out of time" and time.perf_counter() - start < seconds:
+        log["why"] = "stopped short"
+    return answer
+
+
+def _stalled(history: list, window: int) -> bool:
+    """Whether the residual, checked every 400 cycles once past 140, has not fallen by 2 %
+    over ``window`` checks. Interval rows make it climb and plateau for thousands of cycles
+    on the way: a large table, which has no Newton's method after it, is given 25 checks
+    (10,000 cycles)."""
+    if len(history) < window + 2:
+        return False
+    return min(history[-window:]) > 0.98 * min(history[:-window])
 
 
 def _families(system: TableSystem, rows: Rows, keep) -> list:

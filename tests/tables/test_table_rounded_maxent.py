@@ -96,6 +96,25 @@ def test_rounded_maxent_equals_slsqp(seed):
     np.testing.assert_allclose(y, best, atol=2e-3)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_rounded_maxent_by_lbfgs_equals_slsqp(seed, monkeypatch):
+    """The path of large tables (L-BFGS-B on the dual), taken here by a small one."""
+    from maxent_privacy.tables import solve
+
+    monkeypatch.setattr(solve, "CONIC_CELLS", 0)
+    truth, tables, ours = published(seed, (2, 3, 3), 20, 3)
+    model = MaxEntModel(tables, total=int(truth.sum()))
+    result = model.solve()
+    assert result.summary["solver"] == "maxent (L-BFGS-B on the dual)"
+    assert result.certificate["verified"]
+    frame = model.combinations
+    cell = {tuple(r): k for k, r in enumerate(frame[list(NAMES)].itertuples(index=False))}
+    y = result.y[[cell[(f"a{u}", f"b{v}", f"c{w}")] for u, v, w in np.ndindex(truth.shape)]]
+    best = slsqp(ours, truth.size, float(truth.sum()))
+    assert entropy(y) >= entropy(best) - 1e-5
+    np.testing.assert_allclose(y, best, atol=2e-3)
+
+
 def adult_rounded(base: int):
     adult = datasets.load_adult()
     adult["region"] = np.where(adult["native_country"] == "United-States", "US", "other")
@@ -125,3 +144,27 @@ def test_adult_crosstabs_rounded_are_solved(base):
     truth = adult.groupby(model.attributes).size()
     table = result.table().set_index(model.attributes)["count"]
     assert entropy(table.to_numpy()) >= entropy(truth.to_numpy().astype(float))
+
+
+def test_solve_reports_progress_in_lines():
+    adult, tables = adult_rounded(3)
+    lines = []
+    MaxEntModel(tables, total=len(adult)).solve(progress=lines.append)
+    assert lines and all(line.startswith("maximum-entropy table: ") for line in lines)
+    assert "steps" in lines[-1] and "residual" in lines[-1]
+
+
+def test_large_table_scaling_cannot_meet_is_one_line_error(monkeypatch):
+    """Past NEWTON_CELLS free combinations, scaling that runs out of time is an error
+    saying so (Newton's method would take minutes and gigabytes there)."""
+    from maxent_privacy.errors import MaxEntError
+    from maxent_privacy.tables import solve
+
+    monkeypatch.setattr(solve, "NEWTON_CELLS", 10)
+    monkeypatch.setattr(solve, "CONIC_CELLS", 0)
+    monkeypatch.setattr(solve, "SCALING_PER_CELL", 1e-9)
+    monkeypatch.setattr(solve, "SCALING_SECONDS_LARGE", 1e-9)
+    adult, tables = adult_rounded(3)
+    with pytest.raises(MaxEntError, match=r"too many for Newton's method") as caught:
+        MaxEntModel(tables, total=len(adult)).solve()
+    assert "\n" not in str(caught.value) and "out of time" in str(caught.value)
