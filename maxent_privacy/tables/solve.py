@@ -149,33 +149,7 @@ def solve_table(system: TableSystem, rows: Rows, tol: float = 1e-6, progress=Non
     how = {"zero rows": int(zero.sum()), "dual certificate": 0, "LP": 0}
     y, dual, solver = np.zeros(n), None, "iterative scaling"
     if N > 0 and (~zero).any():
-        free = int((~zero).sum())
-        log: dict = {}
-        with progress_bar(
-            progress, total=MAX_CYCLES, desc="maximum-entropy table", unit="step",
-            auto=free > 100_000,
-        ) as bar:  # fmt: skip
-            answer = None
-            if _plain(rows) and not (_intervals(rows) and free > CONIC_CELLS):
-                answer = _scaled(system, rows, zero, tol, how, bar, log)
-            if answer is None and free > CONIC_CELLS:
-                solver = "maxent (L-BFGS-B on the dual)"
-                answer = _quasi_newton(rows, zero, N, tol, bar, log)
-        if answer is None and free <= CONIC_CELLS:
-            solver = "maxent (Clarabel, exponential cone)"
-            answer = _conic(rows, zero, N, tol)
-        if answer is None and free > NEWTON_CELLS:
-            raise MaxEntError(
-                f"the maximum-entropy table was not found: {log['method']} did not meet "
-                f"the rows ({log['why']}; residual {log['residual']:.2g} records after "
-                f"{log['steps']:,} steps, {log['seconds']:.0f} s) and {free:,} free "
-                f"combinations are too many for Newton's method; try solve(tol=...) above "
-                f"{tol:g}, or fewer combinations"
-            )
-        if answer is None:
-            solver = "maxent (Newton on the dual)"
-            answer = _newton(rows, zero, N, how)
-        y, dual = answer
+        (y, dual), solver = _answer(system, rows, zero, tol, how, progress)
     certificate = check(rows, y, N, tol, *(dual or (None, 0.0)))
     summary = {
         "combinations": n,
@@ -187,6 +161,39 @@ def solve_table(system: TableSystem, rows: Rows, tol: float = 1e-6, progress=Non
         "reconstruction": None,
     }
     return TableResult(system, y, certificate, summary, np.flatnonzero(y == 0))
+
+
+def _answer(system: TableSystem, rows: Rows, zero, tol: float, how: dict, progress):
+    """((y, (theta, lin)), the solver's name) by the methods of the module docstring, in
+    turn; ``zero`` and ``how`` gain the zeros they prove."""
+    N = system.total
+    log: dict = {}
+    with progress_bar(
+        progress, total=MAX_CYCLES, desc="maximum-entropy table", unit="step",
+        auto=(~zero).sum() > 100_000,
+    ) as bar:  # fmt: skip
+        if _plain(rows) and not (_intervals(rows) and (~zero).sum() > CONIC_CELLS):
+            answer = _scaled(system, rows, zero, tol, how, bar, log)
+            if answer is not None:
+                return answer, "iterative scaling"
+        if (~zero).sum() > CONIC_CELLS:
+            answer = _quasi_newton(rows, zero, N, tol, bar, log)
+            if answer is not None:
+                return answer, "maxent (L-BFGS-B on the dual)"
+    free = int((~zero).sum())
+    if free <= CONIC_CELLS:
+        answer = _conic(rows, zero, N, tol)
+        if answer is not None:
+            return answer, "maxent (Clarabel, exponential cone)"
+    if free > NEWTON_CELLS:
+        raise MaxEntError(
+            f"the maximum-entropy table was not found: {log['method']} did not meet "
+            f"the rows ({log['why']}; residual {log['residual']:.2g} records after "
+            f"{log['steps']:,} steps, {log['seconds']:.0f} s) and {free:,} free "
+            f"combinations are too many for Newton's method; try solve(tol=...) above "
+            f"{tol:g}, or fewer combinations"
+        )
+    return _newton(rows, zero, N, how), "maxent (Newton on the dual)"
 
 
 def _plain(rows: Rows) -> bool:
