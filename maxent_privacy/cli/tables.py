@@ -307,32 +307,48 @@ def _num(v) -> str:
     return f"{v:g}" if abs(v - round(v)) < 1e-9 else f"{v:.2f}"
 
 
-def audit(args, out) -> int:
-    """The ``audit`` command (see the module docstring); returns the exit code."""
-    from ..report.safety import spreadsheet_safe
-    from ..report.tables import audit_frame, audit_summary, render_tables_report
+def _audited(args):
+    """(tables, model, result, audit frame) of the tables the arguments name: the model,
+    its maximum-entropy table and every published cell's bounds."""
+    from ..report.tables import audit_frame
 
-    _check_targets(args, {"--out": (args.out, _CSV), "--html": (args.html, _HTML)})
     tables = read_tables(args)
     model = table_model(args, tables)
-    protection = _protection_of(args)
     result = _wrapped(model.solve, args)
     frame = _wrapped(
         lambda: audit_frame(
-            model, result, exact=args.exact, protection=protection, time_limit=args.time_limit
+            model, result, exact=args.exact, protection=_protection_of(args),
+            time_limit=args.time_limit,
         ),
         args,
-    )
+    )  # fmt: skip
+    return tables, model, result, frame
+
+
+def _page(args, model, result, frame):
+    """(the reconstruction summary, the tables' page as UTF-8 bytes)."""
+    from ..report.tables import render_tables_report
+
+    rec = _wrapped(lambda: model.reconstruction(time_limit=args.time_limit), args)
+    page = render_tables_report(
+        model, result, frame, rec, protection=_protection_of(args), exact=args.exact,
+        sources=args.release, command=_command(args),
+    )  # fmt: skip
+    return rec, page.encode("utf-8")
+
+
+def audit(args, out) -> int:
+    """The ``audit`` command (see the module docstring); returns the exit code."""
+    from ..report.safety import spreadsheet_safe
+    from ..report.tables import audit_summary
+
+    _check_targets(args, {"--out": (args.out, _CSV), "--html": (args.html, _HTML)})
+    tables, model, result, frame = _audited(args)
     data = {}
     if args.out is not None:
         data[args.out] = files.frame_bytes(args.out, spreadsheet_safe(frame), index=False)
     if args.html is not None:
-        rec = _wrapped(lambda: model.reconstruction(time_limit=args.time_limit), args)
-        page = render_tables_report(
-            model, result, frame, rec, protection=protection, exact=args.exact,
-            sources=args.release, command=_command(args),
-        )  # fmt: skip
-        data[args.html] = page.encode("utf-8")
+        data[args.html] = _page(args, model, result, frame)[1]
     n = len(tables)
     print(
         f"{n} table{'s' if n != 1 else ''}, {model.total:g} records, "
@@ -358,27 +374,14 @@ def check_tables_report(args) -> None:
 
 def report_tables(args, out) -> int:
     """``report --tables`` without a population: the page of the tables."""
-    from ..report.tables import audit_frame, render_tables_report
+    from ..report.tables import audit_summary
 
     check_tables_report(args)
     html = args.out or "report.html"
     _check_targets(args, {"--out": (html, _HTML)})
-    tables = read_tables(args)
-    model = table_model(args, tables)
-    protection = _protection_of(args)
-    result = _wrapped(model.solve, args)
-    frame = _wrapped(
-        lambda: audit_frame(
-            model, result, exact=args.exact, protection=protection, time_limit=args.time_limit
-        ),
-        args,
-    )
-    rec = _wrapped(lambda: model.reconstruction(time_limit=args.time_limit), args)
-    page = render_tables_report(
-        model, result, frame, rec, protection=protection, exact=args.exact,
-        sources=args.release, command=_command(args),
-    )  # fmt: skip
-    files.write_together({html: page.encode("utf-8")})
+    tables, model, result, frame = _audited(args)
+    rec, page = _page(args, model, result, frame)
+    files.write_together({html: page})
     n = len(tables)
     print(
         f"{n} table{'s' if n != 1 else ''}, {model.total:g} records; "
@@ -389,8 +392,6 @@ def report_tables(args, out) -> int:
         + ("" if rec["proved"] else " (not proved: time limit)"),
         file=out,
     )
-    from ..report.tables import audit_summary
-
     print(audit_summary(frame)["sentence"], file=out)
     print(f"report written to {html}", file=out)
     return 0
