@@ -173,6 +173,25 @@ def grid(frame: pd.DataFrame, column: str, values) -> np.ndarray:
     return out
 
 
+def check_against_worlds(model, worlds: np.ndarray, values, total: int, lp=None):
+    """Exact bounds equal the min / max over the enumerated ``worlds``; LP bounds (``lp``:
+    "equal" or "contain", None: not asked) equal or contain them; then
+    :func:`check_reconstruction` (its summary is returned)."""
+    low, high = worlds.min(axis=0), worlds.max(axis=0)
+    exact = model.bounds(by="cell", exact=True)
+    np.testing.assert_array_equal(grid(exact, "lower", values), low)
+    np.testing.assert_array_equal(grid(exact, "upper", values), high)
+    if lp is not None:
+        bounds = model.bounds(by="cell")
+        if lp == "equal":
+            np.testing.assert_allclose(grid(bounds, "lower", values), low, atol=1e-6)
+            np.testing.assert_allclose(grid(bounds, "upper", values), high, atol=1e-6)
+        else:
+            assert (grid(bounds, "lower", values) <= low + 1e-6).all()
+            assert (grid(bounds, "upper", values) >= high - 1e-6).all()
+    return check_reconstruction(model, worlds, total)
+
+
 def check_reconstruction(model, worlds: np.ndarray, total: int):
     """``model.reconstruction()`` against the enumeration of every consistent table."""
     low, high = worlds.min(axis=0), worlds.max(axis=0)
@@ -302,10 +321,7 @@ def test_three_way_with_sensitive_attribute(seed):
     assert list(model.attributes) == ["a", "b", "c"]
     worlds = enumerate_three_way(ab, ac, bc)
     low, high = worlds.min(axis=0), worlds.max(axis=0)
-    exact = model.bounds(by="cell", exact=True)
-    np.testing.assert_array_equal(grid(exact, "lower", values), low)
-    np.testing.assert_array_equal(grid(exact, "upper", values), high)
-    summary = check_reconstruction(model, worlds, int(table.sum()))
+    summary = check_against_worlds(model, worlds, values, int(table.sum()))
     qi_counts = worlds.sum(axis=3)  # worlds: (world, a, b, c)
     qi_pinned_one = (qi_counts.min(axis=0) == 1) & (qi_counts.max(axis=0) == 1)
     unique = (low == 1) & (high == 1) & qi_pinned_one[:, :, None]
@@ -383,14 +399,8 @@ def test_suppressed_rectangle_two_way(seed):
     )
     assert any((w == table).all() for w in worlds)
     low, high = worlds.min(axis=0), worlds.max(axis=0)
-    exact = model.bounds(by="cell", exact=True)
-    np.testing.assert_array_equal(grid(exact, "lower", values), low)
-    np.testing.assert_array_equal(grid(exact, "upper", values), high)
     # a 2x2 rectangle with its margins is a transportation problem: the LP is integral
-    lp = model.bounds(by="cell")
-    np.testing.assert_allclose(grid(lp, "lower", values), low, atol=1e-6)
-    np.testing.assert_allclose(grid(lp, "upper", values), high, atol=1e-6)
-    check_reconstruction(model, worlds, int(table.sum()))
+    check_against_worlds(model, worlds, values, int(table.sum()), lp="equal")
 
     # the audit view: one row per published cell of the suppressed table
     audit = model.bounds(by="cell", table=t_ab, protection=2)
@@ -433,13 +443,7 @@ def test_suppressed_cells_three_way():
         Tabulated(frame_of(c, ("c",), values), qi=["c"], name="c"),
     ]
     model = MaxEntModel(tables)
-    exact = model.bounds(by="cell", exact=True)
-    np.testing.assert_array_equal(grid(exact, "lower", values), low)
-    np.testing.assert_array_equal(grid(exact, "upper", values), high)
-    lp = model.bounds(by="cell")
-    assert (grid(lp, "lower", values) <= low + 1e-6).all()
-    assert (grid(lp, "upper", values) >= high - 1e-6).all()
-    check_reconstruction(model, worlds, int(table.sum()))
+    check_against_worlds(model, worlds, values, int(table.sum()), lp="contain")
 
 
 def test_interval_and_suppressed_counts_two_way():
@@ -470,13 +474,7 @@ def test_interval_and_suppressed_counts_two_way():
     low, high = worlds.min(axis=0), worlds.max(axis=0)
     assert any((w == table).all() for w in worlds)
     assert 1 <= low[0, 1] < high[0, 1] <= 3  # the interval cell is not pinned
-    exact = model.bounds(by="cell", exact=True)
-    np.testing.assert_array_equal(grid(exact, "lower", values), low)
-    np.testing.assert_array_equal(grid(exact, "upper", values), high)
-    lp = model.bounds(by="cell")
-    np.testing.assert_allclose(grid(lp, "lower", values), low, atol=1e-6)
-    np.testing.assert_allclose(grid(lp, "upper", values), high, atol=1e-6)
-    check_reconstruction(model, worlds, int(table.sum()))
+    check_against_worlds(model, worlds, values, int(table.sum()), lp="equal")
 
 
 # --- rounded counts -----------------------------------------------------------------------
@@ -527,14 +525,7 @@ def test_rounded_two_way_table(seed):
             worlds.append(x)
     worlds = np.array(worlds)
     assert any((w == table).all() for w in worlds)
-    low, high = worlds.min(axis=0), worlds.max(axis=0)
-    exact = model.bounds(by="cell", exact=True)
-    np.testing.assert_array_equal(grid(exact, "lower", values), low)
-    np.testing.assert_array_equal(grid(exact, "upper", values), high)
-    lp = model.bounds(by="cell")
-    assert (grid(lp, "lower", values) <= low + 1e-6).all()
-    assert (grid(lp, "upper", values) >= high - 1e-6).all()
-    check_reconstruction(model, worlds, int(table.sum()))
+    check_against_worlds(model, worlds, values, int(table.sum()), lp="contain")
 
 
 def test_rounded_three_way_with_exact_margin():
@@ -568,7 +559,4 @@ def test_rounded_three_way_with_exact_margin():
     worlds = [np.array(pick).reshape(table.shape) for pick in itertools.product(*choices)]
     worlds = np.array(worlds)
     assert any((w == table).all() for w in worlds)
-    exact = model.bounds(by="cell", exact=True)
-    np.testing.assert_array_equal(grid(exact, "lower", values), worlds.min(axis=0))
-    np.testing.assert_array_equal(grid(exact, "upper", values), worlds.max(axis=0))
-    check_reconstruction(model, worlds, int(table.sum()))
+    check_against_worlds(model, worlds, values, int(table.sum()))
