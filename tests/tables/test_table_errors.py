@@ -157,22 +157,24 @@ def solve_and_bounds_raise(tables):
     return errors
 
 
+def by_region_and_sex() -> Tabulated:
+    """Six records by region and sex: north 2 (F 1, M 1), south 1 (F), east 3 (M)."""
+    frame = pd.DataFrame(
+        {
+            "region": ["north", "north", "south", "east"],
+            "sex": ["F", "M", "F", "M"],
+            "count": [1, 1, 1, 3],
+        }
+    )
+    return Tabulated(frame, qi=["region", "sex"], name="by region and sex")
+
+
 def test_two_way_table_contradicting_a_margin():
     """The same total (6), but the two-way table puts 2 records in the north where the
     margin has 1, and 1 in the south where it has 2: the fewest records to move to make
     them agree is 2 (one per row), and the message names the north and the south."""
     margin = Tabulated(by_region([1, 2, 3]), qi=["region"], name="by region")
-    crosstab = Tabulated(
-        pd.DataFrame(
-            {
-                "region": ["north", "north", "south", "east"],
-                "sex": ["F", "M", "F", "M"],
-                "count": [1, 1, 1, 3],
-            }
-        ),
-        qi=["region", "sex"],
-        name="by region and sex",
-    )
+    crosstab = by_region_and_sex()
     for message in solve_and_bounds_raise([margin, crosstab]):
         assert "north" in message or "south" in message, message
         assert "by region" in message, message
@@ -203,17 +205,7 @@ def test_suppressed_cells_cannot_repair_a_known_cell():
 def test_consistent_tables_raise_nothing():
     """The control: the same shapes, consistent, solve and bound without error."""
     margin = Tabulated(by_region([2, 1, 3]), qi=["region"], name="by region")
-    crosstab = Tabulated(
-        pd.DataFrame(
-            {
-                "region": ["north", "north", "south", "east"],
-                "sex": ["F", "M", "F", "M"],
-                "count": [1, 1, 1, 3],
-            }
-        ),
-        qi=["region", "sex"],
-        name="by region and sex",
-    )
+    crosstab = by_region_and_sex()
     model = MaxEntModel([margin, crosstab])
     assert model.total == 6
     table = model.solve().table()
