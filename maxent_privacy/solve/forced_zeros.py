@@ -87,15 +87,18 @@ def lp_forced_zeros(A_eq, b_eq, G, h, suspects) -> np.ndarray:
     return left
 
 
-def max_support(
-    A_eq, b_eq, G, h, cand: np.ndarray, time_limit=None, solver=None
-) -> np.ndarray | None:
+def max_support(A_eq, b_eq, G, h, cand: np.ndarray, time_limit=None, solver=None, duals=False):
     """The cells of ``cand`` (a mask) that some ``x >= 0`` with ``A_eq x = b_eq``,
     ``G x <= h`` makes positive, by one LP (None when it does not finish): ``max sum t``
     over ``A_eq x = lam b_eq``, ``G x <= lam h``, ``t <= x_cand``, ``0 <= t <= 1``,
     ``lam >= 1``. The tables scaled by ``lam >= 1`` are a cone and a sum of tables is one
     of it, so at the optimum every cell that one table makes positive has ``t = 1`` and
     every other ``t = 0`` (where :func:`lp_forced_zeros` needs a round per new cell).
+
+    ``duals``: (support, y) with HiGHS's row duals of the rows of ``A_eq`` then ``G``
+    (None, None when it does not finish): minus them, they are multipliers ``v`` (``>= 0``
+    on ``G``) with ``c = [A_eq; G]'v >= 1`` on every candidate left out of the support,
+    ``>= 0`` elsewhere, and ``v'[b_eq; h] <= 0``: a proof that those cells are 0.
 
     ``solver``: HiGHS's method (:func:`.highs.run_lp`; None: its choice). A first-order
     method ("pdlp") stops near the optimum, and an interior point method ("ipm") may too
@@ -119,18 +122,19 @@ def max_support(
     c = np.concatenate([np.zeros(n), -np.ones(k), [0.0]])
     lo = np.concatenate([np.zeros(n + k), [1.0]])
     hi = np.concatenate([np.full(n, np.inf), np.ones(k), [np.inf]])
-    status, x = run_lp(
+    status, x, *y = run_lp(
         c, sp.csr_array(eq), np.zeros(A_eq.shape[0]), ub, np.zeros(ub.shape[0]), lo, hi,
-        time_limit, solver=solver,
+        time_limit, solver=solver, duals=duals,
     )  # fmt: skip
+    failed = (None, None) if duals else None
     if status != "optimal":
-        return None
+        return failed
     t = x[n : n + k]
     if solver in ("pdlp", "ipm") and ((t > CLEAN_T) & (t < 1.0 - CLEAN_T)).any():
-        return None
+        return failed
     support = np.zeros(n, dtype=bool)
     support[idx] = t > 0.5
-    return support
+    return (support, y[0][: A_eq.shape[0] + G.shape[0]]) if duals else support
 
 
 #: a first-order LP answer to :func:`max_support` is taken when every ``t`` is this close

@@ -81,12 +81,15 @@ def pass_lp(h, M, cost, row_lower, row_upper, col_lower, col_upper, integral=Fal
 
 
 def run_lp(
-    c, A_eq, b_eq, A_ub=None, b_ub=None, lo=None, hi=None, time_limit=None, tol=None, solver=None
-):
+    c, A_eq, b_eq, A_ub=None, b_ub=None, lo=None, hi=None, time_limit=None, tol=None,
+    solver=None, duals=False,
+):  # fmt: skip
     """(status, x) of ``min c'x`` (``x`` None unless "optimal"); bounds ``lo`` (default
     0) and ``hi`` (default +inf) per column; ``time_limit`` in seconds (None: none);
     ``tol``: HiGHS's primal feasibility tolerance (None: its default, 1e-7); ``solver``:
-    HiGHS's ``solver`` option ("simplex", "ipm", "pdlp"; None: HiGHS's choice)."""
+    HiGHS's ``solver`` option ("simplex", "ipm", "pdlp"; None: HiGHS's choice).
+    ``duals``: (status, x, y) with HiGHS's row duals ``y`` (the rows of ``A_eq`` then
+    ``A_ub``; None unless "optimal"; ``c - A'y`` are the reduced costs)."""
     n = len(c)
     lo = np.zeros(n) if lo is None else np.asarray(lo, dtype=float)
     hi = np.full(n, np.inf) if hi is None else np.asarray(hi, dtype=float)
@@ -117,9 +120,13 @@ def run_lp(
     status = h.getModelStatus()
     S = highspy.HighsModelStatus
     if status == S.kOptimal:
-        return "optimal", np.asarray(h.getSolution().col_value)
+        solution = h.getSolution()
+        x = np.asarray(solution.col_value)
+        return ("optimal", x, np.asarray(solution.row_dual)) if duals else ("optimal", x)
     if status in (S.kInfeasible, S.kUnboundedOrInfeasible):
-        return "infeasible", None
-    if status == S.kTimeLimit:
-        return "time", None
-    return h.modelStatusToString(status), None
+        word = "infeasible"
+    elif status == S.kTimeLimit:
+        word = "time"
+    else:
+        word = h.modelStatusToString(status)
+    return (word, None, None) if duals else (word, None)

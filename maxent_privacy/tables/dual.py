@@ -1,13 +1,14 @@
 """The maximum-entropy table by L-BFGS-B on the dual: for large tables whose rows are
 intervals (rounded counts) or other than counts (statistics, facts).
 
-Over the free combinations, with ``y = N softmax(M'v)``, the dual of the entropy program is
+Over the free combinations, with the rows as ``E y = b``, ``G y <= h``
+(:meth:`~.rows.Rows.split`), ``theta = E'v - G'u`` and ``y = N softmax(theta)``, the dual
+of the entropy program is
 
-    phi(v) = N log sum exp(M'v) - N log N - v_eq . b_eq - a . lower + c . upper,
+    phi(v, u) = N log sum exp(theta) - N log N - v . b + u . h,
 
-with ``v`` made of a free multiplier ``v_eq`` per equality row, ``a >= 0`` per lower
-bound and ``c >= 0`` per upper bound (``v = v_eq + a - c`` on each row). It is smooth with
-simple bounds: scipy's L-BFGS-B minimizes it. Any point it stops at is a dual point, and
+with ``v`` free and ``u >= 0``. It is smooth with simple bounds: scipy's L-BFGS-B
+minimizes it. Any point it stops at is a dual point, and
 :func:`~maxent_privacy.tables.solve.check` bounds the gap from it. Iterative scaling does
 the same work row by row, and creeps on intervals (Hildreth's method). Newton's method
 needs factorizations that take minutes past about 10^5 combinations.
@@ -31,7 +32,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from .rows import Rows, _nonneg_rows
+from .rows import Rows
 
 __all__ = ["lbfgs_maxent"]
 
@@ -44,36 +45,20 @@ def lbfgs_maxent(rows: Rows, zero, N: float, tol: float, seconds: float, bar=Non
     verifies (``steps``: the iterations so far; ``check`` None: after one round), or None
     when none does within ``seconds``. ``bar`` counts the iterations."""
     keep = np.flatnonzero(~zero)
-    M = sp.csr_array(rows.M[:, keep])
-    lo, up = rows.lower, rows.upper
-    eq = lo == up
-    low = np.flatnonzero(~eq & np.isfinite(lo) & ~(_nonneg_rows(M) & (lo <= 0)))
-    upr = np.flatnonzero(~eq & np.isfinite(up))
-    eqs = np.flatnonzero(eq)
-    sizes = np.cumsum([0, len(eqs), len(low), len(upr)])
-    MT = sp.csr_array(M.T)
-
-    def multipliers(x):
-        v = np.zeros(M.shape[0])
-        v[eqs] += x[: sizes[1]]
-        v[low] += x[sizes[1] : sizes[2]]
-        v[upr] -= x[sizes[2] :]
-        return v
-
-    bound = np.concatenate([lo[eqs], lo[low], -up[upr]])  # x . bound: the linear part
-
-    def linear(x):
-        return -float(x @ bound)
+    E, b, G, h = rows.split(keep)
+    A = sp.vstack([E, G], format="csr")  # x = (free multipliers of E, >= 0 ones of G)
+    AT = sp.csr_array(A.T)
+    sign = np.concatenate([np.ones(E.shape[0]), -np.ones(G.shape[0])])
+    bound = np.concatenate([b, h])
 
     def dual(x):
-        theta = MT @ multipliers(x)
+        theta = AT @ (sign * x)
         log_z = logsumexp(theta)
-        My = M @ (N * np.exp(theta - log_z))
-        grad = np.concatenate([My[eqs] - lo[eqs], My[low] - lo[low], up[upr] - My[upr]])
-        return N * log_z - N * np.log(N) + linear(x), grad
+        Ay = A @ (N * np.exp(theta - log_z))
+        return N * log_z - N * np.log(N) - sign @ (x * bound), sign * (Ay - bound)
 
-    x = np.zeros(sizes[3])
-    bounds = [(None, None)] * sizes[1] + [(0.0, None)] * (sizes[3] - sizes[1])
+    x = np.zeros(A.shape[0])
+    bounds = [(None, None)] * E.shape[0] + [(0.0, None)] * G.shape[0]
     deadline = time.perf_counter() + seconds
     steps = 0
     while True:  # one round at least, then until the deadline
@@ -85,12 +70,12 @@ def lbfgs_maxent(rows: Rows, zero, N: float, tol: float, seconds: float, bar=Non
         steps += int(res.nit)
         if bar is not None:
             bar.update(int(res.nit))
-        theta = MT @ multipliers(x)
+        theta = AT @ (sign * x)
         y = np.zeros(rows.n)
         y[keep] = N * np.exp(theta - logsumexp(theta))
         full = np.full(rows.n, -np.inf)
         full[keep] = theta
-        answer = y, (full, linear(x))
+        answer = y, (full, -float(sign @ (x * bound)))
         if check is None or check(y, *answer[1], steps):
             return answer
         if res.nit < ROUND or time.perf_counter() > deadline:
