@@ -212,9 +212,8 @@ def _scaled(system: TableSystem, rows: Rows, zero, tol: float, how: dict, bar, l
     families = _families(system, rows, keep)
     N = system.total
     large = len(keep) > NEWTON_CELLS
-    cap = SCALING_SECONDS_LARGE if large else SCALING_SECONDS
     start = time.perf_counter()
-    deadline = start + min(max(SCALING_PER_CELL * len(keep), 0.5), cap)
+    deadline = start + _budget(len(keep))
     state, cycles, searched, done = None, 20, False, 0
     history = []  # the residual at each check
     log.update(method="iterative scaling", why="out of time", residual=np.inf, steps=0,
@@ -262,17 +261,27 @@ def _scaled(system: TableSystem, rows: Rows, zero, tol: float, how: dict, bar, l
     return None
 
 
+def _budget(free: int) -> float:
+    """Seconds for scaling or L-BFGS-B over ``free`` combinations: SCALING_PER_CELL each,
+    at least half a second, at most SCALING_SECONDS (SCALING_SECONDS_LARGE past
+    NEWTON_CELLS, where no Newton's method comes after)."""
+    cap = SCALING_SECONDS_LARGE if free > NEWTON_CELLS else SCALING_SECONDS
+    return min(max(SCALING_PER_CELL * free, 0.5), cap)
+
+
+def _hidden(lower, upper) -> np.ndarray:
+    """Rows that say nothing: suppressed cells (any count >= 0)."""
+    return (lower <= 0) & ~np.isfinite(upper)
+
+
 def _intervals(rows: Rows) -> bool:
     """Whether some row is an interval (a rounded count; a suppressed cell is no row)."""
-    hidden = (rows.lower <= 0) & ~np.isfinite(rows.upper)
-    return bool(((rows.lower < rows.upper) & ~hidden).any())
+    return bool(((rows.lower < rows.upper) & ~_hidden(rows.lower, rows.upper)).any())
 
 
 def _quasi_newton(rows: Rows, zero, N: float, tol: float, bar, log: dict):
     """:func:`~.dual.lbfgs_maxent` within the scaling's time budget, our check after
     every round; ``log`` as for :func:`_scaled`."""
-    free = int((~zero).sum())
-    cap = SCALING_SECONDS_LARGE if free > NEWTON_CELLS else SCALING_SECONDS
     start = time.perf_counter()
     log.update(method="L-BFGS-B on the dual", why="out of time", residual=np.inf, steps=0,
                seconds=0.0)  # fmt: skip
@@ -284,7 +293,7 @@ def _quasi_newton(rows: Rows, zero, N: float, tol: float, bar, log: dict):
         bar.set_postfix_str(f"residual {verdict['residual']:.2g} records")
         return verdict["verified"]
 
-    seconds = min(max(SCALING_PER_CELL * free, 0.5), cap)
+    seconds = _budget(int((~zero).sum()))
     answer = lbfgs_maxent(rows, zero, N, tol, seconds, bar=bar, check=verified)
     if answer is None and log["why"] == "out of time" and time.perf_counter() - start < seconds:
         log["why"] = "stopped short"
@@ -309,8 +318,7 @@ def _families(system: TableSystem, rows: Rows, keep) -> list:
         coo = sp.coo_array(t.A)
         row = np.full(rows.n, -1, dtype=np.int64)
         row[coo.col] = coo.row
-        hidden = ~np.isfinite(t.upper) & (t.lower <= 0)  # suppressed: no row
-        row = np.where((row >= 0) & hidden[np.maximum(row, 0)], -1, row)
+        row = np.where((row >= 0) & _hidden(t.lower, t.upper)[np.maximum(row, 0)], -1, row)
         families.append(Family(row[keep], t.lower, t.upper))
     N = system.total
     families.append(Family(np.zeros(len(keep), dtype=np.int64), np.array([N]), np.array([N])))
