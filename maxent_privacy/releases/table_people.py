@@ -121,13 +121,12 @@ def _check_counts(table: Tabulated, population: pd.DataFrame) -> None:
     row, keys = _covered(table, population)
     have = np.bincount(row[row >= 0], minlength=len(keys))
     counts = table.lower
-    for i in range(len(keys)):
-        if have[i] != counts[i]:
-            cell = ", ".join(f"{c}={v}" for c, v in keys.iloc[i].items())
-            raise InconsistentTables(
-                f"{table.label} row {i + 1} ({cell}) counts {counts[i]:g} people, the "
-                f"population has {have[i]} ({abs(have[i] - counts[i]):g} apart)"
-            )
+    for i in np.flatnonzero(have != counts)[:1]:
+        cell = ", ".join(f"{c}={v}" for c, v in keys.iloc[i].items())
+        raise InconsistentTables(
+            f"{table.label} row {i + 1} ({cell}) counts {counts[i]:g} people, the "
+            f"population has {have[i]} ({abs(have[i] - counts[i]):g} apart)"
+        )
 
 
 def people_release(table: Tabulated, qi: list, population: pd.DataFrame) -> Generalized:
@@ -138,31 +137,22 @@ def people_release(table: Tabulated, qi: list, population: pd.DataFrame) -> Gene
     if len(missing):
         who = population.index[missing[0]]
         raise ReleaseError(f"{table.label}: person {who!r} fits none of its cells")
-    sizes = np.bincount(row, minlength=len(keys))
     group = _free_name("group", qi + [table.sa])
-    parts = []
     at = _row_of_cells(table, keys)
     published = np.bincount(at, weights=table.lower, minlength=max(len(keys), 1))
-    for i in range(max(len(keys), 1)):
-        n_people = sizes[i] if table.qi else len(population)
-        if published[i] != n_people:
-            cell = ", ".join(f"{c}={v}" for c, v in keys.iloc[i].items()) if table.qi else "all"
-            raise InconsistentTables(
-                f"{table.label} ({cell}) counts {published[i]:g} records, the population "
-                f"has {n_people} people there ({abs(published[i] - n_people):g} apart)"
-            )
-    for r in range(len(table)):
-        n = int(table.lower[r])
-        if n == 0:
-            continue
-        rec = {c: ["*"] * n for c in qi}
-        for c in table.qi:
-            rec[c] = [table.keys.at[r, c]] * n
-        rec[table.sa] = [table.keys.at[r, table.sa]] * n
-        rec[group] = [int(at[r]) + 1] * n
-        parts.append(pd.DataFrame(rec))
-    frame = pd.concat(parts, ignore_index=True)
-    return Generalized(frame.astype({c: object for c in qi}), qi, table.sa, group)
+    people = np.bincount(row, minlength=len(keys)) if table.qi else np.array([len(population)])
+    for i in np.flatnonzero(published != people)[:1]:
+        cell = ", ".join(f"{c}={v}" for c, v in keys.iloc[i].items()) if table.qi else "all"
+        raise InconsistentTables(
+            f"{table.label} ({cell}) counts {published[i]:g} records, the population "
+            f"has {people[i]} people there ({abs(published[i] - people[i]):g} apart)"
+        )
+    record = np.repeat(np.arange(len(table)), table.lower.astype(np.int64))  # its table row
+    frame = pd.DataFrame({c: np.full(len(record), "*", dtype=object) for c in qi})
+    for c in [*table.qi, table.sa]:
+        frame[c] = table.keys[c].to_numpy(dtype=object)[record]
+    frame[group] = at[record] + 1
+    return Generalized(frame, qi, table.sa, group)
 
 
 def _row_of_cells(table: Tabulated, keys: pd.DataFrame) -> np.ndarray:

@@ -98,11 +98,7 @@ class TableSystem:
 
     @property
     def strides(self) -> np.ndarray:
-        sizes = self.sizes
-        out = np.ones(len(sizes), dtype=np.int64)
-        for k in range(len(sizes) - 2, -1, -1):
-            out[k] = out[k + 1] * sizes[k + 1]
-        return out
+        return _strides(self.sizes)
 
     def codes(self, attribute: str, which=None) -> np.ndarray:
         """Each combination's value index in ``attribute`` (of the combinations ``which``,
@@ -261,13 +257,11 @@ def _table_rows(table: Tabulated, system: TableSystem) -> TableRows:
         maps.append(of_value)
         label_ofs.append(label_of)
         sizes.append(len(own))
-    tstrides = np.ones(len(sizes), dtype=np.int64)
-    for k in range(len(sizes) - 2, -1, -1):
-        tstrides[k] = tstrides[k + 1] * sizes[k + 1]
+    tstrides = _strides(np.array(sizes, dtype=np.int64))
     n_t = int(np.prod(sizes)) if sizes else 1
-    listed_codes = np.zeros(len(table), dtype=np.int64)
-    for k in range(len(sizes)):
-        listed_codes += label_ofs[k] * tstrides[k]
+    listed_codes = (
+        np.ravel_multi_index(label_ofs, sizes) if sizes else np.zeros(len(table), dtype=np.int64)
+    )
     tcode = np.zeros(system.n, dtype=np.int64)
     covered = np.ones(system.n, dtype=bool)
     for k, c in enumerate(table.columns):
@@ -291,10 +285,11 @@ def _table_rows(table: Tabulated, system: TableSystem) -> TableRows:
     n_listed, n_unlisted = len(table), len(order) - len(table)
     zero_lo, zero_hi = (0.0, 0.0) if table.rounding is None else (0.0, table.rounding - 1.0)
     keys = {}
+    digits = np.unravel_index(order, sizes) if sizes else ()
     for k, c in enumerate(table.columns):
         own = np.empty(len(labels[k]), dtype=object)
         own[:] = labels[k]
-        keys[c] = _typed(own[(order // tstrides[k]) % sizes[k]])
+        keys[c] = _typed(own[digits[k]])
     return TableRows(
         table=table,
         A=A,
@@ -308,9 +303,17 @@ def _table_rows(table: Tabulated, system: TableSystem) -> TableRows:
     )
 
 
+def _strides(sizes: np.ndarray) -> np.ndarray:
+    """Mixed-radix place values, the last attribute fastest (as ``np.ravel_multi_index``)."""
+    if not len(sizes):
+        return np.ones(0, dtype=np.int64)
+    return np.append(np.cumprod(sizes[:0:-1])[::-1], 1).astype(np.int64)
+
+
 def _stat_rows(t: TableRows, system: TableSystem):
-    """The rows of a table of means or medians: (kind, matrix, right side, labels) with
-    kind "==" (means: ``sum (v - m) y = 0``) or "<=" (medians, three rows per cell)."""
+    """The rows of a table of means or medians: (matrix, right side, labels). Means:
+    ``sum (v - m) y == 0``, a row per cell; medians: three rows ``<=`` per cell (at most
+    (n-1)/2 below, at most (n-1)/2 above, one at the median)."""
     table = t.table
     of = table.of
     values = np.asarray(pd.to_numeric(pd.Series(system.domain[of]), errors="coerce"), float)
@@ -320,39 +323,35 @@ def _stat_rows(t: TableRows, system: TableSystem):
             f"{table.label}: the {table.stat} of {of!r} needs numbers, and {shown(bad)} is not one"
         )
     v = values[system.codes(of)]
-    A = sp.csr_array(t.A)
-    rows, rhs, labels = [], [], []
-    names = t.labels
-    for r in range(len(table)):
-        if table.suppressed[r]:
-            continue
-        m = float(table.lower[r])
-        row = A[[r], :]
-        cols = row.indices
-        label = names[r]
-        if table.stat == "mean":
-            rows.append(
-                sp.csr_array((v[cols] - m, (np.zeros(len(cols), int), cols)), shape=row.shape)
-            )
-            rhs.append(0.0)
-            labels.append(label)
-            continue
-        if not np.isclose(v[cols], m).any():
-            raise ReleaseError(
-                f"{table.label}, row {r + 1}, column {of!r}: the median {m:g} is not a value "
-                f"of {of!r}'s domain"
-            )
-        for name, coef in (
-            ("below", 2.0 * (v[cols] < m - 1e-9) - 1.0),
-            ("above", 2.0 * (v[cols] > m + 1e-9) - 1.0),
-            ("present", -1.0 * np.isclose(v[cols], m)),
-        ):
-            rows.append(sp.csr_array((coef, (np.zeros(len(cols), int), cols)), shape=row.shape))
-            rhs.append(-1.0)
-            labels.append(f"{label} [{name}]")
-    if not rows:
-        return sp.csr_array((0, system.n)), np.zeros(0), []
-    return sp.vstack(rows, format="csr"), np.array(rhs), labels
+    cells = np.flatnonzero(~table.suppressed[: len(table)])
+    A = sp.csr_array(sp.csr_array(t.A)[cells])  # a statistics table lists every cell
+    m = np.repeat(table.lower[cells], np.diff(A.indptr))  # each entry's published value
+    at = v[A.indices]
+
+    def rows_of(data):
+        return sp.csr_array((data, A.indices, A.indptr), shape=A.shape)
+
+    names = [t.labels[r] for r in cells]
+    if table.stat == "mean":
+        return rows_of(at - m), np.zeros(len(cells)), names
+    present = np.isclose(at, m)
+    entry_row = np.repeat(np.arange(len(cells)), np.diff(A.indptr))
+    lacking = np.flatnonzero(np.bincount(entry_row, weights=present, minlength=len(cells)) == 0)
+    if len(lacking):
+        r = int(cells[lacking[0]])
+        raise ReleaseError(
+            f"{table.label}, row {r + 1}, column {of!r}: the median {table.lower[r]:g} is not "
+            f"a value of {of!r}'s domain"
+        )
+    parts = {
+        "below": 2.0 * (at < m - 1e-9) - 1.0,
+        "above": 2.0 * (at > m + 1e-9) - 1.0,
+        "present": -1.0 * present,
+    }
+    stacked = sp.vstack([rows_of(c) for c in parts.values()], format="csr")
+    interleaved = np.arange(3 * len(cells)).reshape(3, -1).T.ravel()  # a cell's 3 together
+    labels = [f"{name} [{part}]" for name in names for part in parts]
+    return sp.csr_array(stacked[interleaved]), np.full(3 * len(cells), -1.0), labels
 
 
 def _attributes(tables: list, domains: dict) -> tuple[list, str | None]:
