@@ -101,6 +101,7 @@ class TableModel:
         self.y = cp.Variable(self.system.n, name="y", nonneg=True)
         self.facts = []
         self._result = None
+        self._rows = (None, None)  # (the facts they were made for, the rows): rows()
 
     # ------------------------------------------------------------- structure
     @property
@@ -139,8 +140,17 @@ class TableModel:
         )
 
     def rows(self):
-        """Every row: published cells, the total, the statistics and the hard facts."""
-        return all_rows(self.system, self.facts)
+        """Every row: published cells, the total, the statistics and the hard facts (made
+        once per set of facts: solve, bounds and reconstruction share them)."""
+        made_for, rows = self._rows
+        if (
+            rows is None
+            or len(made_for) != len(self.facts)
+            or any(a is not b for a, b in zip(made_for, self.facts, strict=True))
+        ):
+            rows = all_rows(self.system, self.facts)
+            self._rows = (list(self.facts), rows)
+        return rows
 
     # ------------------------------------------------------------- knowledge
     def _mask(self, conditions: dict) -> np.ndarray:
