@@ -220,15 +220,16 @@ def task_large(spec: dict) -> dict:
     from maxent_privacy import MaxEntModel
 
     frame, region, drawn, specs, tables = instance("large", spec["seed"], spec["quick"])
-    t0 = time.perf_counter()
-    model = MaxEntModel(tables)
-    build = time.perf_counter() - t0
-    times, result, table = [], None, None
-    for _ in range(spec["repeat"]):
+    builds, times, result, table = [], [], None, None
+    for _ in range(spec["repeat"]):  # a fresh model each time: rows() is made once per model
+        t0 = time.perf_counter()
+        model = MaxEntModel(tables)
+        builds.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         result = model.solve()
         table = result.table()
         times.append(time.perf_counter() - t0)
+    build = min(builds)
     attributes, domain = model.attributes, model.domain
     ipf_times = []
     for _ in range(spec["repeat"]):
