@@ -76,7 +76,7 @@ def lp_forced_zeros(A_eq, b_eq, G, h, suspects) -> np.ndarray:
             b_eq,
             A_ub,
             b_ub,
-            hi=np.concatenate([np.full(m, np.inf), np.ones(k)]),
+            bounds=(None, np.concatenate([np.full(m, np.inf), np.ones(k)])),
         )
         if status != "optimal":
             return np.zeros(0, dtype=int)
@@ -123,7 +123,7 @@ def max_support(A_eq, b_eq, G, h, cand: np.ndarray, time_limit=None, solver=None
     lo = np.concatenate([np.zeros(n + k), [1.0]])
     hi = np.concatenate([np.full(n, np.inf), np.ones(k), [np.inf]])
     status, x, *y = run_lp(
-        c, sp.csr_array(eq), np.zeros(A_eq.shape[0]), ub, np.zeros(ub.shape[0]), lo, hi,
+        c, sp.csr_array(eq), np.zeros(A_eq.shape[0]), ub, np.zeros(ub.shape[0]), (lo, hi),
         time_limit, solver=solver, duals=duals,
     )  # fmt: skip
     failed = (None, None) if duals else None

@@ -81,16 +81,17 @@ def pass_lp(h, M, cost, row_lower, row_upper, col_lower, col_upper, integral=Fal
 
 
 def run_lp(
-    c, A_eq, b_eq, A_ub=None, b_ub=None, lo=None, hi=None, time_limit=None, tol=None,
+    c, A_eq, b_eq, A_ub=None, b_ub=None, bounds=(None, None), time_limit=None, tol=None,
     solver=None, duals=False,
 ):  # fmt: skip
-    """(status, x) of ``min c'x`` (``x`` None unless "optimal"); bounds ``lo`` (default
-    0) and ``hi`` (default +inf) per column; ``time_limit`` in seconds (None: none);
+    """(status, x) of ``min c'x`` (``x`` None unless "optimal"); ``bounds``: ``(lo, hi)``
+    per column (None: 0 and +inf); ``time_limit`` in seconds (None: none);
     ``tol``: HiGHS's primal feasibility tolerance (None: its default, 1e-7); ``solver``:
     HiGHS's ``solver`` option ("simplex", "ipm", "pdlp"; None: HiGHS's choice).
     ``duals``: (status, x, y) with HiGHS's row duals ``y`` (the rows of ``A_eq`` then
     ``A_ub``; None unless "optimal"; ``c - A'y`` are the reduced costs)."""
     n = len(c)
+    lo, hi = bounds
     lo = np.zeros(n) if lo is None else np.asarray(lo, dtype=float)
     hi = np.full(n, np.inf) if hi is None else np.asarray(hi, dtype=float)
     A_ub = sp.csr_array((0, n)) if A_ub is None else sp.csr_array(A_ub)
